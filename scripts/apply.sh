@@ -1,0 +1,33 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Apply patches/*.patch with "git am" onto a fresh branch "applied" from the
+# base tag, checked out in build/src-patched.  Files the series does not touch
+# keep their timestamps, so the next kernel build is incremental.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+"$TOP/scripts/fetch-base.sh"
+
+if [ ! -d "$SRC_PATCHED/.git" ] && [ ! -f "$SRC_PATCHED/.git" ]; then
+	rm -rf "$SRC_PATCHED"
+	git -C "$SRC" worktree prune
+	git -C "$SRC" worktree add -q --detach "$SRC_PATCHED" "$BASE_TAG"
+fi
+
+cd "$SRC_PATCHED"
+git am --abort >/dev/null 2>&1 || true
+git checkout -q -B applied "$BASE_TAG"
+git reset -q --hard "$BASE_TAG"
+
+n=0
+for p in "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch; do
+	case "$p" in */0000-cover-letter.patch) continue ;; esac
+	[ -f "$p" ] || continue
+	if ! git -c user.name=apply -c user.email=apply@kvm-irqroute.invalid \
+		am -q --keep-cr "$p" >"$LOGS/apply.log" 2>&1; then
+		git am --abort >/dev/null 2>&1 || true
+		die "patch does not apply: $(basename "$p") (log: $LOGS/apply.log)"
+	fi
+	n=$((n + 1))
+done
+log "applied $n patches onto $BASE_TAG in $SRC_PATCHED (branch applied)"

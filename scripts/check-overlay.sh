@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The repository must agree with "git am patches/*.patch":
+#  - re-exporting the applied branch reproduces patches/ byte for byte;
+#  - every overlay file equals the applied tree's, and the overlay lists
+#    exactly the files the series touches.
+# Run scripts/apply.sh first.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+git -C "$SRC_PATCHED" rev-parse -q --verify applied >/dev/null ||
+	die "no applied branch: run scripts/apply.sh"
+
+tmp=$BUILD/overlay-check
+rm -rf "$tmp"
+mkdir -p "$tmp"
+cp -a "$TOP/cover-letter.txt" "$tmp/" 2>/dev/null || true
+mkdir -p "$tmp/results"
+cp -a "$TOP/results/bench.md" "$tmp/results/" 2>/dev/null || true
+TOP_SAVE=$TOP
+"$TOP/scripts/export.sh" "$SRC_PATCHED" applied "$tmp" 2>/dev/null
+
+bad=0
+if ! diff -r -q "$TOP_SAVE/patches" "$tmp/patches" >"$LOGS/overlay-check.log" 2>&1; then
+	echo "patches/ differs from a re-export of the applied series:" >&2
+	cat "$LOGS/overlay-check.log" >&2
+	bad=1
+fi
+if ! cmp -s "$TOP_SAVE/.overlay-files" "$tmp/.overlay-files"; then
+	echo "overlay file list differs from the files the series touches" >&2
+	diff "$TOP_SAVE/.overlay-files" "$tmp/.overlay-files" >&2 || true
+	bad=1
+fi
+for f in $(cat "$tmp/.overlay-files"); do
+	if ! cmp -s "$TOP_SAVE/$f" "$SRC_PATCHED/$f"; then
+		echo "overlay drift: $f differs from the applied tree" >&2
+		bad=1
+	fi
+done
+[ $bad -eq 0 ] || die "overlay consistency check failed (run make export from the tree)"
+log "overlay consistent: $(wc -l <"$TOP_SAVE/patches/series") patches, $(wc -w <"$tmp/.overlay-files") files"
