@@ -40,7 +40,7 @@ qemu=(qemu-system-x86_64 -M q35 -accel tcg
 	-nographic -no-reboot -nodefaults -serial stdio
 	-kernel "$bzimage" -initrd "$initrd"
 	-append "console=ttyS0 earlyprintk=serial panic=-1 ${APPEND:-}")
-[ "${ICOUNT:-0}" = 1 ] && qemu+=(-icount shift=0,sleep=off)
+[ "${ICOUNT:-0}" = 1 ] && qemu+=(-icount "shift=0,sleep=off")
 qemu+=("$@")
 
 {
