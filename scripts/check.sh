@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The project's test command ("make check"): from the pinned base and
+# patches/, build, boot and judge everything, and count every check.
+#
+#   scripts/check.sh [--full]
+#
+# Steps (each counted as one check, and every TAP result from a boot too):
+#   base, apply, overlay consistency, static checks (checkpatch, sparse, W=1,
+#   every prefix builds, cross-builds), base and patched kernels, selftests,
+#   selftests on the host /dev/kvm (reported separately), a boot of the
+#   patched kernel running all our tests, a boot of the base kernel running
+#   the differential fuzz and the same tests, the fuzz comparison, and a boot
+#   of the patched kernel with kvm-debug.config (KASAN, lockdep, kmemleak,
+#   failslab).
+# The last line is "N passed, N failed".
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+FULL=0
+[ "${1:-}" = --full ] && FULL=1
+FUZZ_CASES=${FUZZ_CASES:-20000}
+[ $FULL = 1 ] && FUZZ_CASES=${FUZZ_CASES_FULL:-200000}
+FUZZ_SEED=${FUZZ_SEED:-$(date -u +%Y%m%d)}
+
+pass=0 fail=0
+failed=()
+summary=$LOGS/check-summary.txt
+: >"$summary"
+
+record() {	# record NAME ok|FAIL [detail]
+	local name=$1 res=$2
+	shift 2
+	if [ "$res" = ok ]; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+		failed+=("$name")
+	fi
+	printf 'check: %-40s %s %s\n' "$name" "$res" "$*" | tee -a "$summary"
+}
+
+step() {	# step NAME CMD...: run, record by exit status
+	local name=$1
+	shift
+	log "$name"
+	if "$@"; then
+		record "$name" ok
+	else
+		record "$name" FAIL
+		return 1
+	fi
+}
+
+# Count "check: NAME ok|FAIL" lines printed by a sub-script.
+count_checks() {	# count_checks PREFIX LOGFILE
+	local prefix=$1 file=$2 name res
+	while read -r _ name res _; do
+		[ -n "$name" ] || continue
+		record "$prefix$name" "$res"
+	done < <(grep -E '^check: [^ ]+ (ok|FAIL)' "$file")
+}
+
+# Count the TAP results of a boot, and its verdict.
+count_boot() {	# count_boot PREFIX CONSOLE_LOG
+	local prefix=$1 console=$2 st name
+	while read -r st _ name; do
+		case $st in
+		PASS|SKIP) record "$prefix$name" ok "$([ "$st" = SKIP ] && echo '(skip)')" ;;
+		FAIL) record "$prefix$name" FAIL ;;
+		esac
+	done < <("$TOP/scripts/verdict.sh" "$console" 2>/dev/null | grep -E '^(PASS|FAIL|SKIP) ')
+	if "$TOP/scripts/verdict.sh" "$console" >"$console.verdict" 2>&1; then
+		record "${prefix}verdict" ok
+	else
+		record "${prefix}verdict" FAIL "$(tail -n 1 "$console.verdict")"
+		sed -n '/badness/,$p' "$console.verdict" | head -n 60 >&2
+	fi
+}
+
+finish() {
+	echo
+	[ ${#failed[@]} -eq 0 ] || echo "failed: ${failed[*]}"
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit $?
+}
+
+t0=$(date +%s)
+step base "$TOP/scripts/fetch-base.sh" || finish
+step base-provenance "$TOP/scripts/verify-base.sh"
+step apply "$TOP/scripts/apply.sh" || finish
+step overlay "$TOP/scripts/check-overlay.sh"
+
+KCONF=("$TOP/configs/kvm.config")
+step kernel-base "$TOP/scripts/build-kernel.sh" "$SRC_BASE" "$BUILD/obj-base" "${KCONF[@]}"
+step kernel-patched "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$BUILD/obj-patched" "${KCONF[@]}" || finish
+step selftests "$TOP/scripts/build-selftests.sh" "$SRC_PATCHED" "$BUILD/st-patched" || finish
+
+# The same binaries against this machine's /dev/kvm: tests the tests.
+if [ -c /dev/kvm ]; then
+	"$TOP/scripts/host-tests.sh" "$BUILD/st-patched" >"$LOGS/host-tests.log" 2>&1
+	count_checks host: "$LOGS/host-tests.log"
+fi
+
+# The patched kernel runs every test; the base kernel runs the same list
+# (the fuzz with the same seed, for the differential comparison).
+list=$BUILD/check.list
+sed "s/@FUZZ_SEED@/$FUZZ_SEED/; s/@FUZZ_CASES@/$FUZZ_CASES/" "$TOP/tests/check.list" >"$list"
+"$TOP/scripts/mkinitrd.sh" "$BUILD/check.cpio.gz" "$list" "$BUILD/st-patched" >/dev/null
+
+"$TOP/scripts/boot.sh" "$BUILD/obj-patched/arch/x86/boot/bzImage" "$BUILD/check.cpio.gz" \
+	"$LOGS/console-patched.log" "${BOOT_TIMEOUT:-1500}"
+count_boot patched: "$LOGS/console-patched.log"
+
+"$TOP/scripts/boot.sh" "$BUILD/obj-base/arch/x86/boot/bzImage" "$BUILD/check.cpio.gz" \
+	"$LOGS/console-base.log" "${BOOT_TIMEOUT:-1500}"
+count_boot base: "$LOGS/console-base.log"
+
+step fuzz-differential "$TOP/scripts/fuzz-compare.sh" "$LOGS/console-base.log" "$LOGS/console-patched.log"
+
+# Debug kernel: KASAN, lockdep, PROVE_RCU, kmemleak, failslab.
+if step kernel-patched-debug "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$BUILD/obj-patched-debug" \
+	"${KCONF[@]}" "$TOP/configs/kvm-debug.config"; then
+	"$TOP/scripts/mkinitrd.sh" "$BUILD/debug.cpio.gz" "$TOP/tests/debug.list" "$BUILD/st-patched" >/dev/null
+	"$TOP/scripts/boot.sh" "$BUILD/obj-patched-debug/arch/x86/boot/bzImage" "$BUILD/debug.cpio.gz" \
+		"$LOGS/console-debug.log" "${DEBUG_BOOT_TIMEOUT:-2400}"
+	count_boot debug: "$LOGS/console-debug.log"
+fi
+
+# Static checks last: they are the slowest, and need nothing booted.
+if [ $FULL = 1 ]; then
+	"$TOP/scripts/check-static.sh" >"$LOGS/check-static.log" 2>&1
+else
+	NO_CROSS=${NO_CROSS:-0} "$TOP/scripts/check-static.sh" >"$LOGS/check-static.log" 2>&1
+fi
+count_checks static: "$LOGS/check-static.log"
+
+log "check took $(( $(date +%s) - t0 ))s"
+finish

@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Run the selftests against this machine's /dev/kvm (an unpatched host
+# kernel): it tests the tests.  Prints "check: NAME ok|FAIL" per test.
+#
+#   scripts/host-tests.sh SELFTEST_DIR
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+dir=${1:?usage: $0 SELFTEST_DIR}
+[ -c /dev/kvm ] || { echo "no /dev/kvm: host tests skipped"; exit 0; }
+echo "# host kernel: $(uname -r)"
+run() {	# run NAME CMD...
+	local name=$1 rc
+	shift
+	echo "# host: $*"
+	timeout 600 "$@" >"$LOGS/host-$name.log" 2>&1
+	rc=$?
+	sed 's/^/#   /' "$LOGS/host-$name.log" | grep -E 'ok |not ok|irq_routing|Bail|SKIP' | head -n 40
+	if [ $rc -eq 0 ] || [ $rc -eq 4 ]; then
+		echo "check: $name ok"
+	else
+		echo "check: $name FAIL (exit $rc, log: $LOGS/host-$name.log)"
+	fi
+}
+run irq_routing_test "$dir/irq_routing_test"
+run irq_routing_fuzz "$dir/irq_routing_test" --fuzz-seed "${FUZZ_SEED:-1}" --fuzz-cases 20000
+run perf_full_512 "$dir/irq_routing_perf_test" -r 512 -i 2000 -m full
+run perf_grow_1024 "$dir/irq_routing_perf_test" -r 1024 -m grow
+run perf_inject "$dir/irq_routing_perf_test" -r 512 -i 2000 -m churn -f 64 -v 2 --inject
+run irqfd_test "$dir/irqfd_test"
+run set_memory_region_test "$dir/set_memory_region_test"
