@@ -6,7 +6,12 @@
 #
 # Usage: scripts/boot.sh BZIMAGE INITRD CONSOLE_LOG [TIMEOUT_SECONDS] [-- QEMU_ARGS...]
 #
-# TIMEOUT_SECONDS defaults to 600 (whole boot, hard limit).
+# TIMEOUT_SECONDS defaults to 600 (whole boot, hard limit).  Measured on the
+# 2-core build machine, with the kvm-smoke test: kvm.config boots to /init in
+# ~1.5s and finishes in ~3s; kvm.config+kvm-debug.config (KASAN, lockdep,
+# kmemleak) reaches /init in 25-40s and finishes in 50-80s, of which ~25s are
+# the kmemleak scans.  Budget for a debug boot: 180s + the tests' own time
+# (per-test limit: testtimeout=, default 600s).
 # Environment:
 #   ICOUNT=1          add "-icount shift=0,sleep=off" (deterministic, 1 vCPU thread)
 #   APPEND="..."      extra kernel command line, e.g.

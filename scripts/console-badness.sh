@@ -73,6 +73,10 @@ function benign(s) {
 	return 0
 }
 { line[NR] = $0 }
+# Fault injection (failslab, fail_page_alloc) dumps the stack of each
+# injected failure: expected, not a bug.  The dump follows within a few lines.
+/FAULT_INJECTION: forcing a failure/ { fi_line = NR }
+fi_line && NR - fi_line <= 8 && /Call Trace:/ { next }
 $0 ~ pat && !benign($0) { hit[++nhits] = NR }
 END {
 	if (!nhits)

@@ -142,6 +142,7 @@ while read -r name cmd args; do
 	) 2>&1 | while IFS= read -r line; do echo "# $line"; done
 	rc=$(cat /tmp/.rc 2>/dev/null || echo 255)
 	secs=$(( $(date +%s) - start ))
+	echo "# irqroute: $name took ${secs}s"
 	if [ "$rc" = 0 ]; then
 		pass=$((pass + 1))
 		echo "ok $k $name"
