@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0
+# kvm-irqroute: a Linux 7.3.4 series that makes KVM_SET_GSI_ROUTING cheap,
+# and the harness that builds, boots and measures it.  See README.md.
+
+SHELL := /bin/bash
+S := scripts
+
+.PHONY: help base apply export check-overlay kernels selftests boot \
+	host-test check check-full static bench bench-series clean distclean
+
+help:
+	@echo "make check        the test command: apply, build, boot, judge (CI runs this)"
+	@echo "make check-full   the same with the long forms (fuzz cases, all cross builds)"
+	@echo "make bench        A/B benchmark, base vs patched, QEMU TCG -icount"
+	@echo "make boot         build and boot the patched kernel running all tests"
+	@echo "make export       regenerate patches/ and the overlay from build/linux (branch dev)"
+	@echo "make base|apply|kernels|selftests|host-test|static|check-overlay"
+
+base:
+	$(S)/fetch-base.sh
+
+apply: base
+	$(S)/apply.sh
+
+export:
+	$(S)/export.sh
+
+check-overlay: apply
+	$(S)/check-overlay.sh
+
+kernels: apply
+	$(S)/build-kernel.sh build/src-base build/obj-base configs/kvm.config
+	$(S)/build-kernel.sh build/src-patched build/obj-patched configs/kvm.config
+
+selftests: apply
+	$(S)/build-selftests.sh build/src-patched build/st-patched
+
+boot: kernels selftests
+	$(S)/boot-tests.sh
+
+host-test: selftests
+	$(S)/host-tests.sh build/st-patched
+
+static: apply
+	$(S)/check-static.sh
+
+check:
+	$(S)/check.sh
+
+check-full:
+	$(S)/check.sh --full
+
+bench:
+	$(S)/bench.sh
+
+clean:
+	rm -rf build/obj-* build/st-* build/logs build/*.cpio.gz
+
+distclean:
+	rm -rf build
