@@ -99,7 +99,7 @@ for t in "${targets[@]}"; do
 	fi
 	if ! "${km[@]}" -j"$JOBS" "$dir" >>"$clog" 2>&1; then
 		echo "FAIL: $name: $dir does not build (log: $clog)" >&2
-		grep -E 'error:|\*\*\*' "$clog" | head -n 5 >&2 || true
+		{ grep -E 'error:|\*\*\*' "$clog" || true; } | head -n 5 | sed 's/^/  /' >&2
 		result "$name" FAIL
 		continue
 	fi

@@ -55,7 +55,7 @@ for c in "${commits[@]}"; do
 	else
 		echo "FAIL: $name does not build: $subj (log: $plog, $LOGS/build-obj-prefix.log)" >&2
 		cp "$LOGS/build-obj-prefix.log" "$plog.build" 2>/dev/null || true
-		grep -E 'error|\*\*\*' "$LOGS/build-obj-prefix.log" | head -n 5 >&2 || true
+		{ grep -E 'error|\*\*\*' "$LOGS/build-obj-prefix.log" || true; } | head -n 5 | sed 's/^/  /' >&2
 		result "$name" FAIL
 	fi
 done

@@ -8,7 +8,10 @@
 # Usage: scripts/check-static.sh [--no-cross]      (or NO_CROSS=1)
 #   patches/ for checkpatch, build/src-base as the base tree,
 #   build/src-patched (branch "applied", made by scripts/apply.sh when
-#   missing) as the patched tree, v7.3.4-deb..applied as the series.
+#   missing) as the patched tree, v7.3.4-deb..applied as the series;
+#   build/src-base is made (a worktree at the base tag) when missing.
+# For development, CHECK_PATCHES, CHECK_BASE, CHECK_PATCHED and CHECK_TIP
+# (a revision of CHECK_PATCHED's repository) replace those defaults.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -20,18 +23,29 @@ for a; do
 	esac
 done
 
-if ! git -C "$SRC_PATCHED" rev-parse -q --verify applied >/dev/null 2>&1; then
+patches=${CHECK_PATCHES:-$TOP/patches}
+base=${CHECK_BASE:-$SRC_BASE}
+patched=${CHECK_PATCHED:-$SRC_PATCHED}
+tip=${CHECK_TIP:-applied}
+
+if [ -z "${CHECK_PATCHED:-}" ] &&
+   ! git -C "$SRC_PATCHED" rev-parse -q --verify applied >/dev/null 2>&1; then
 	"$TOP/scripts/apply.sh" || die "cannot apply the series (log: $LOGS/apply.log)"
 fi
-[ -f "$SRC_BASE/Makefile" ] || "$TOP/scripts/fetch-base.sh" ||
-	die "no base tree $SRC_BASE (log: $LOGS/fetch.log)"
+if [ -z "${CHECK_BASE:-}" ] && [ ! -f "$SRC_BASE/Makefile" ]; then
+	"$TOP/scripts/fetch-base.sh" || die "cannot fetch the base (log: $LOGS/fetch.log)"
+	rm -rf "$SRC_BASE"
+	git -C "$SRC" worktree prune
+	git -C "$SRC" worktree add -q --detach "$SRC_BASE" "$BASE_TAG" ||
+		die "cannot check out $BASE_TAG in $SRC_BASE"
+fi
 
 steps=(
-	"checkpatch|$TOP/scripts/check-checkpatch.sh|$TOP/patches|$SRC_BASE"
-	"sparse|$TOP/scripts/check-sparse.sh|$SRC_BASE|$SRC_PATCHED"
-	"w1|$TOP/scripts/check-w1.sh|$SRC_BASE|$SRC_PATCHED"
-	"prefixes|$TOP/scripts/check-prefixes.sh|$SRC_PATCHED|$BASE_TAG|applied"
-	"cross|$TOP/scripts/check-cross.sh|$SRC_PATCHED"
+	"checkpatch|$TOP/scripts/check-checkpatch.sh|$patches|$base"
+	"sparse|$TOP/scripts/check-sparse.sh|$base|$patched"
+	"w1|$TOP/scripts/check-w1.sh|$base|$patched"
+	"prefixes|$TOP/scripts/check-prefixes.sh|$patched|$BASE_TAG|$tip"
+	"cross|$TOP/scripts/check-cross.sh|$patched"
 )
 summary=()
 lines=()
