@@ -23,16 +23,18 @@ FUZZ_CASES=${FUZZ_CASES:-20000}
 [ $FULL = 1 ] && FUZZ_CASES=${FUZZ_CASES_FULL:-200000}
 FUZZ_SEED=${FUZZ_SEED:-$(date -u +%Y%m%d)}
 
-pass=0 fail=0
+pass=0 fail=0 skip=0
 failed=()
 summary=$LOGS/check-summary.txt
 : >"$summary"
 
-record() {	# record NAME ok|FAIL [detail]
+record() {	# record NAME ok|FAIL|skip [detail]
 	local name=$1 res=$2
 	shift 2
 	if [ "$res" = ok ]; then
 		pass=$((pass + 1))
+	elif [ "$res" = skip ]; then
+		skip=$((skip + 1))
 	else
 		fail=$((fail + 1))
 		failed+=("$name")
@@ -40,16 +42,16 @@ record() {	# record NAME ok|FAIL [detail]
 	printf 'check: %-40s %s %s\n' "$name" "$res" "$*" | tee -a "$summary"
 }
 
-step() {	# step NAME CMD...: run, record by exit status
-	local name=$1
+step() {	# step NAME CMD...: run, record by exit status (4 = skipped)
+	local name=$1 rc=0
 	shift
 	log "$name"
-	if "$@"; then
-		record "$name" ok
-	else
-		record "$name" FAIL
-		return 1
-	fi
+	"$@" || rc=$?
+	case $rc in
+	0) record "$name" ok ;;
+	4) record "$name" skip ;;
+	*) record "$name" FAIL "(exit $rc)"; return 1 ;;
+	esac
 }
 
 # Count "check: NAME ok|FAIL" lines printed by a sub-script.
@@ -58,7 +60,7 @@ count_checks() {	# count_checks PREFIX LOGFILE
 	while read -r _ name res _; do
 		[ -n "$name" ] || continue
 		record "$prefix$name" "$res"
-	done < <(grep -E '^check: [^ ]+ (ok|FAIL)' "$file")
+	done < <(grep -E '^check: [^ ]+ (ok|FAIL|skip)' "$file")
 }
 
 # Count the TAP results of a boot, and its verdict.
@@ -66,7 +68,8 @@ count_boot() {	# count_boot PREFIX CONSOLE_LOG
 	local prefix=$1 console=$2 st name
 	while read -r st _ name; do
 		case $st in
-		PASS|SKIP) record "$prefix$name" ok "$([ "$st" = SKIP ] && echo '(skip)')" ;;
+		PASS) record "$prefix$name" ok ;;
+		SKIP) record "$prefix$name" skip ;;
 		FAIL) record "$prefix$name" FAIL ;;
 		esac
 	done < <("$TOP/scripts/verdict.sh" "$console" 2>/dev/null | grep -E '^(PASS|FAIL|SKIP) ')
@@ -81,7 +84,7 @@ count_boot() {	# count_boot PREFIX CONSOLE_LOG
 finish() {
 	echo
 	[ ${#failed[@]} -eq 0 ] || echo "failed: ${failed[*]}"
-	echo "$pass passed, $fail failed"
+	echo "$pass passed, $fail failed, $skip skipped"
 	[ "$fail" -eq 0 ]
 	exit $?
 }

@@ -395,6 +395,8 @@ int kvm_vm_ioctl_set_gsi_routing(struct kvm *kvm,
 					     GFP_KERNEL_ACCOUNT);
 			if (!copy)
 				return -ENOMEM;
+			/* Not every compiler has __counted_by(). */
+			copy->max_entries = max_entries;
 		}
 
 		if (copy_from_user(copy->entries, urouting->entries,
