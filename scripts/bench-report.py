@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Parse the two bench consoles (base, patched) of scripts/bench.sh and write
+OUT/bench.json (every field of every irq_routing_perf line, plus metadata),
+OUT/bench.md (pure markdown: the table scripts/export.sh puts in the cover
+letter) and OUT/bench.png (gnuplot, us/update against routes, log-log).
+
+Usage: bench-report.py --matrix LIST --meta META.env --base CONSOLE
+                       --patched CONSOLE --out DIR
+
+Fails (exit 1, one line) when a cell of LIST has no result in a console.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+PERF_RE = re.compile(r"^# # irq_routing_perf: (.*)$")
+ALLOC_RE = re.compile(r"^# bench-allocs: (SKIP )?(.*)$")
+RUN_RE = re.compile(r"^# irqroute: running (\S+): ")
+TAP_RE = re.compile(r"^(not )?ok \d+ (\S+)( # SKIP.*)?$")
+VERSION_RE = re.compile(r"Linux version (\S+) (.*)$")
+
+
+def fail(msg):
+    print("FAIL: bench: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def num(v):
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
+
+
+def kv(text):
+    out = {}
+    for tok in text.split():
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            out[k] = num(v) if k not in ("seed", "kernel") else v
+    return out
+
+
+def parse_console(path):
+    """Return (per-cell results, linux version line, took seconds per cell)."""
+    cells, took, status = {}, {}, {}
+    version = None
+    cur = None
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\r\n")
+            m = VERSION_RE.search(line)
+            if m and version is None:
+                version = {"release": m.group(1), "banner": "Linux version " + m.group(1) + " " + m.group(2)}
+            m = RUN_RE.match(line)
+            if m:
+                cur = m.group(1)
+                cells[cur] = {}
+                continue
+            m = PERF_RE.match(line)
+            if m and cur:
+                cells[cur]["perf"] = kv(m.group(1))
+                continue
+            m = ALLOC_RE.match(line)
+            if m and cur:
+                if m.group(1):
+                    cells[cur]["allocs"] = {"skipped": m.group(2)}
+                else:
+                    d = kv(m.group(2))
+                    for k in ("kmalloc", "kmem_cache_alloc", "mm_page_alloc"):
+                        if isinstance(d.get(k), str) and "," in d[k]:
+                            d[k] = [int(x) for x in d[k].split(",")]
+                    cells[cur]["allocs"] = d
+                continue
+            m = re.match(r"^# irqroute: (\S+) took (\d+)s$", line)
+            if m:
+                took[m.group(1)] = int(m.group(2))
+                continue
+            m = TAP_RE.match(line)
+            if m:
+                status[m.group(2)] = "fail" if m.group(1) else ("skip" if m.group(3) else "pass")
+                cur = None
+    return cells, version, took, status
+
+
+def read_matrix(path):
+    cells = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            name, cmd, *args = line.split()
+            cells.append({"name": name, "command": cmd, "args": args})
+    return cells
+
+
+def arg(args, *names, default=None):
+    for i, a in enumerate(args):
+        if a in names and i + 1 < len(args):
+            return args[i + 1]
+    return default
+
+
+def fmt(v, digits=3):
+    if v is None:
+        return "-"
+    if v >= 1000:
+        return f"{v:,.0f}"
+    if v >= 100:
+        return f"{v:.1f}"
+    if v >= 10:
+        return f"{v:.2f}"
+    return f"{v:.{digits}f}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--matrix", required=True)
+    ap.add_argument("--meta", required=True)
+    ap.add_argument("--base", required=True)
+    ap.add_argument("--patched", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+
+    meta = {}
+    with open(a.meta) as f:
+        for line in f:
+            k, _, v = line.rstrip("\n").partition("=")
+            if k:
+                meta[k] = num(v) if k.startswith("wall_") or k == "parallel" else v
+    only = set(filter(None, meta.get("only", "").split(",")))
+
+    matrix = [c for c in read_matrix(a.matrix) if not only or c["name"] in only]
+    kernels = {}
+    for kname, path in (("base", a.base), ("patched", a.patched)):
+        cells, version, took, status = parse_console(path)
+        kernels[kname] = {"console": os.path.abspath(path), "cells": cells,
+                          "version": version, "took": took, "status": status}
+
+    results = []
+    for c in matrix:
+        name, args = c["name"], c["args"]
+        row = {"name": name, "command": " ".join([c["command"]] + args)}
+        if c["command"] == "bench-allocs.sh":
+            row.update(kind="allocs", routes=int(args[0]), mode=args[1],
+                       n1=int(args[2]), n2=int(args[3]))
+        else:
+            row.update(kind="perf", routes=int(arg(args, "-r", "--routes")),
+                       mode=arg(args, "-m", "--mode", default="full"),
+                       iterations=int(arg(args, "-i", "--iterations")),
+                       irqfds=int(arg(args, "-f", "--irqfds", default=0)),
+                       vcpus=int(arg(args, "-v", "--vcpus", default=1)),
+                       inject="--inject" in args)
+        for kname, k in kernels.items():
+            got = k["cells"].get(name)
+            st = k["status"].get(name)
+            if row["kind"] == "perf":
+                if not got or "perf" not in got:
+                    fail(f"cell {name} missing on the {kname} kernel (status {st or 'not run'}; log: {k['console']})")
+                p = got["perf"]
+                for field in ("routes", "iterations", "mode", "irqfds", "vcpus"):
+                    if p.get(field) != row[field]:
+                        fail(f"cell {name} on {kname}: perf line has {field}={p.get(field)}, expected {row[field]} (log: {k['console']})")
+                if row["inject"] and not p.get("injected"):
+                    fail(f"cell {name} on {kname}: no interrupt injected (log: {k['console']})")
+                row[kname] = p
+            else:
+                if not got or "allocs" not in got:
+                    fail(f"cell {name} missing on the {kname} kernel (status {st or 'not run'}; log: {k['console']})")
+                row[kname] = got["allocs"]
+            row[kname + "_guest_s"] = k["took"].get(name)
+            row[kname + "_status"] = st
+        if row["kind"] == "perf":
+            key = "total_us" if row["mode"] == "grow" else "avg_us"
+            b, p = row["base"][key], row["patched"][key]
+            row["ratio"] = b / p if p else None
+        results.append(row)
+
+    rel = {k: (v["version"] or {}).get("release") for k, v in kernels.items()}
+    for kname in kernels:
+        kr = {r[kname].get("kernel") for r in results if r["kind"] == "perf"}
+        if kr and rel[kname] is None:
+            rel[kname] = kr.pop()
+    meta["kernel_release"] = rel
+    meta["kernel_banner"] = {k: (v["version"] or {}).get("banner") for k, v in kernels.items()}
+    meta["console"] = {k: v["console"] for k, v in kernels.items()}
+    meta["matrix"] = os.path.abspath(a.matrix)
+
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "bench.json"), "w") as f:
+        json.dump({"meta": meta, "cells": results}, f, indent=1, sort_keys=False)
+        f.write("\n")
+
+    # --- markdown -----------------------------------------------------------
+    perf = [r for r in results if r["kind"] == "perf"]
+    allocs = [r for r in results if r["kind"] == "allocs"]
+    md = []
+    md.append("KVM_SET_GSI_ROUTING cost, irq_routing_perf_test, base vs patched.")
+    md.append("")
+    md.append(f"- kernels: base `{rel['base']}`, patched `{rel['patched']}` (uname -r)")
+    md.append(f"- config: configs/kvm.config (tinyconfig + fragment), sha256 `{meta['kvm_config_sha256'][:12]}`")
+    md.append(f"- {meta['qemu_version']}; {meta['qemu_mode']}")
+    if meta.get("overrides", "").strip():
+        md.append(f"- development run, not the pipeline's own builds: {meta['overrides'].strip()} "
+                  "(the config hash is that of the current configs/kvm.config)")
+    md.append("- times are guest time under icount (one instruction = 1 ns), "
+              "not hardware time; same static test binary and seed on both kernels")
+    iters = {}
+    for r in perf:
+        if r["mode"] != "grow" and not r["inject"] and not r["irqfds"]:
+            iters.setdefault(r["iterations"], []).append(r["routes"])
+    its = ", ".join(f"{'/'.join(map(str, sorted(set(v))))} routes: {n}"
+                    for n, v in sorted(iters.items(), key=lambda x: min(x[1])))
+    if its:
+        md.append(f"- iterations per cell: {its}; grow: one pass of 4096 updates; "
+                  "irqfd and inject cells as in the table")
+    md.append("")
+    md.append("| routes | mode | irqfds | iterations | base us/update | patched us/update | base/patched | base p50 | patched p50 |")
+    md.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in perf:
+        b, p = r["base"], r["patched"]
+        mode = r["mode"]
+        if r["inject"]:
+            mode += f", inject, {r['vcpus']} vCPUs (lost: 0; {b['injected']}/{p['injected']} irqs)"
+        if r["mode"] == "grow":
+            md.append(f"| 1..{r['routes']} | grow (total of one pass) | {r['irqfds']} | {r['iterations']} "
+                      f"| {b['total_us'] / 1000:,.1f} ms total | {p['total_us'] / 1000:,.1f} ms total "
+                      f"| {r['ratio']:.2f} | {fmt(b['p50_us'])} | {fmt(p['p50_us'])} |")
+            continue
+        md.append(f"| {r['routes']} | {mode} | {r['irqfds']} | {r['iterations']} | {fmt(b['avg_us'])} "
+                  f"| {fmt(p['avg_us'])} | {r['ratio']:.2f} | {fmt(b['p50_us'])} | {fmt(p['p50_us'])} |")
+    if allocs:
+        md.append("")
+        done = [r for r in allocs if "skipped" not in r["base"] and "skipped" not in r["patched"]]
+        if done:
+            md.append("Kernel allocations per update in steady state "
+                      "(kmalloc + kmem_cache_alloc + mm_page_alloc events of the test process, "
+                      "(count(N2) - count(N1)) / (N2 - N1)):")
+            md.append("")
+            md.append("| routes | mode | N1, N2 | base allocs/update | patched allocs/update |")
+            md.append("|---:|---|---|---:|---:|")
+            for r in done:
+                md.append(f"| {r['routes']} | {r['mode']} | {r['n1']}, {r['n2']} "
+                          f"| {r['base']['per_update']:.2f} | {r['patched']['per_update']:.2f} |")
+        else:
+            md.append("Allocations per update: not measured (the kernels have no kmem trace events).")
+    with open(os.path.join(a.out, "bench.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+
+    # --- plot ---------------------------------------------------------------
+    plot(a.out, perf, rel)
+
+
+def plot(out, perf, rel):
+    gp = shutil.which("gnuplot")
+    if not gp:
+        fail("gnuplot not found (Debian package gnuplot-nox)")
+    modes = ["full", "churn", "same"]
+    dat = os.path.join(out, "bench.dat")
+    with open(dat, "w") as f:
+        for kname in ("base", "patched"):
+            for m in modes:
+                f.write(f"# {kname} {m}: routes avg_us\n")
+                for r in sorted((r for r in perf if r["mode"] == m and not r["irqfds"] and not r["inject"]),
+                                key=lambda r: r["routes"]):
+                    f.write(f"{r['routes']} {r[kname]['avg_us']}\n")
+                f.write("\n\n")
+    png = os.path.join(out, "bench.png")
+    colors = {"full": "#d62728", "churn": "#1f77b4", "same": "#2ca02c"}
+    plots = []
+    idx = 0
+    # Colour per mode; base dashed with open points, patched solid and filled.
+    pts = {"base": {"full": 6, "churn": 8, "same": 4}, "patched": {"full": 7, "churn": 9, "same": 5}}
+    for kname, dash in (("base", "dt 2"), ("patched", "dt 1")):
+        for m in modes:
+            plots.append(f"'{dat}' index {idx} using 1:2 with linespoints lw 2 pt {pts[kname][m]} ps 1.2 {dash} "
+                         f"lc rgb '{colors[m]}' title '{kname} {m}'")
+            idx += 1
+    script = f"""
+set terminal pngcairo size 1000,700 font ',11'
+set output '{png}'
+set title "KVM_SET_GSI_ROUTING, irq_routing_perf_test: base {rel.get('base')} vs patched {rel.get('patched')}\\n(QEMU TCG -icount shift=0: guest instruction time, not hardware time)" noenhanced
+set xlabel 'MSI routes'
+set ylabel 'us/update (average)'
+set logscale xy
+set grid xtics ytics mxtics mytics
+set key top left box opaque noenhanced
+set xrange [0.7:6000]
+plot {', '.join(plots)}
+"""
+    r = subprocess.run([gp], input=script, text=True, capture_output=True)
+    if r.returncode != 0:
+        fail("gnuplot failed: " + r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "gnuplot failed")
+    os.remove(dat)
+
+
+if __name__ == "__main__":
+    main()

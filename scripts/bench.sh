@@ -1,0 +1,201 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# "make bench": A/B benchmark of KVM_SET_GSI_ROUTING, base kernel vs patched
+# kernel, with irq_routing_perf_test under QEMU TCG -icount shift=0,sleep=off
+# (guest time counts instructions, 1 ns each: repeatable, independent of the
+# host's load, and not hardware time).
+#
+# Usage: scripts/bench.sh
+#
+# Steps: fetch-base.sh, apply.sh, build build/src-base -> build/obj-base and
+# build/src-patched -> build/obj-patched (configs/kvm.config), build the
+# selftests from build/src-patched (build/st-patched; the same test binary
+# runs on both kernels), make one initramfs running the whole matrix, boot
+# each kernel once (in parallel), judge each boot with scripts/verdict.sh,
+# then scripts/bench-report.py writes results/bench.{md,json,png} and the
+# table goes to stdout, and scripts/readme-results.py updates the README
+# results block (or results/README-results.md).
+#
+# The matrix (one initramfs test per cell, fixed seed, same for both kernels):
+#   routes {1,64,512,1024,2048,4096} x mode {full,churn,same}
+#   grow to 4096 routes (one pass: 4096 updates of 1..4096 routes; total_us)
+#   4096 routes with 1024 irqfds, full and churn
+#   --inject: 512 routes, 64 irqfds, 2 vCPUs, churn (fails on a lost interrupt)
+#   allocations per update (full, same x 512, 4096 routes) when the kernel has
+#   kmem trace events; skipped otherwise (configs/kvm.config has no tracing)
+#
+# Environment (development overrides; the defaults are the real pipeline):
+#   BASE_KERNEL=bzImage      use this base kernel, do not build obj-base
+#   PATCHED_KERNEL=bzImage   use this patched kernel, do not build obj-patched
+#   SELFTESTS_DIR=dir        take irq_routing_perf_test from dir, do not build
+#                            the selftests (with all three set, fetch-base.sh
+#                            and apply.sh are skipped too)
+#   BENCH_OUT=dir            results directory (default results/)
+#   BENCH_SCALE=F            multiply the iteration counts (not grow's), e.g.
+#                            0.1 for a quick try; default 1
+#   BENCH_SERIAL=1           boot the kernels one after the other
+#   BENCH_TIMEOUT=S          hard limit per boot, seconds (default 1800)
+#   BENCH_ONLY=a,b           run only these cells (irqroute.only=); the
+#                            report then only expects these
+#   BENCH_README=0           do not run scripts/readme-results.py (default:
+#                            README.md's results block, or results/README-
+#                            results.md when README.md has no markers; with
+#                            BENCH_OUT, always BENCH_OUT/README-results.md)
+# Logs: build/logs/bench-{base,patched}.console, build/logs/bench.log.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+need python3 python3
+need gnuplot gnuplot-nox
+need sha256sum coreutils
+
+OUT=$(realpath -m "${BENCH_OUT:-$TOP/results}")
+SCALE=${BENCH_SCALE:-1}
+TMO=${BENCH_TIMEOUT:-1800}
+SEED=1
+BDIR=$BUILD/bench
+mkdir -p "$OUT" "$BDIR"
+t0=$(date +%s)
+
+# --- kernels and the test binary ---------------------------------------------
+if [ -z "${BASE_KERNEL:-}" ] || [ -z "${PATCHED_KERNEL:-}" ] || [ -z "${SELFTESTS_DIR:-}" ]; then
+	"$TOP/scripts/fetch-base.sh" || die "bench: fetch-base.sh failed (log: $LOGS/fetch.log)"
+	"$TOP/scripts/apply.sh" || die "bench: apply.sh failed (log: $LOGS/apply.log)"
+fi
+if [ -z "${BASE_KERNEL:-}" ]; then
+	if [ ! -f "$SRC_BASE/Makefile" ]; then
+		log "creating $SRC_BASE (worktree at $BASE_TAG)"
+		rm -rf "$SRC_BASE"
+		git -C "$SRC" worktree prune
+		git -C "$SRC" worktree add -q --detach "$SRC_BASE" "$BASE_TAG" ||
+			die "bench: cannot check out $BASE_TAG in $SRC_BASE"
+	fi
+	BASE_KERNEL=$("$TOP/scripts/build-kernel.sh" "$SRC_BASE" "$BUILD/obj-base" \
+		"$TOP/configs/kvm.config") || die "bench: base kernel build failed (log: $LOGS/build-obj-base.log)"
+fi
+if [ -z "${PATCHED_KERNEL:-}" ]; then
+	PATCHED_KERNEL=$("$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$BUILD/obj-patched" \
+		"$TOP/configs/kvm.config") || die "bench: patched kernel build failed (log: $LOGS/build-obj-patched.log)"
+fi
+if [ -z "${SELFTESTS_DIR:-}" ]; then
+	# build-selftests.sh reads $SELFTESTS as its list of tests: default list.
+	SELFTESTS_DIR=$(env -u SELFTESTS "$TOP/scripts/build-selftests.sh" \
+		"$SRC_PATCHED" "$BUILD/st-patched") ||
+		die "bench: selftests build failed (log: $LOGS/selftests-st-patched.log)"
+fi
+[ -f "$BASE_KERNEL" ] || die "bench: base kernel not found: $BASE_KERNEL"
+[ -f "$PATCHED_KERNEL" ] || die "bench: patched kernel not found: $PATCHED_KERNEL"
+[ -x "$SELFTESTS_DIR/irq_routing_perf_test" ] ||
+	die "bench: $SELFTESTS_DIR/irq_routing_perf_test not found"
+build_s=$(( $(date +%s) - t0 ))
+
+# --- the matrix ----------------------------------------------------------------
+# Iterations per routes count: about 2 s of guest time per cell on the base
+# kernel (4.6 ms/update at 4096 routes, 0.59 ms at 512, 16-22 us at 1), at
+# least ~40 ms on the patched one.  Wall time per boot: ~3 min base (TCG
+# runs ~10x slower than guest time), ~2 min patched, in parallel.
+declare -A ITERS=([1]=100000 [64]=20000 [512]=3000 [1024]=1600 [2048]=800 [4096]=400)
+scale() { python3 -c "import sys; print(max(2, round($1 * float(sys.argv[1]))))" "$SCALE"; }
+
+bindir=$BDIR/bin
+rm -rf "$bindir"
+mkdir -p "$bindir"
+cp "$SELFTESTS_DIR/irq_routing_perf_test" "$bindir/"
+cp "$TOP/scripts/bench-allocs.sh" "$bindir/"
+matrix=$BDIR/matrix.list
+{
+	echo "# kvm-irqroute bench matrix: NAME COMMAND ARGS (generated by scripts/bench.sh)"
+	P="irq_routing_perf_test -q -s $SEED"
+	for r in 1 64 512 1024 2048 4096; do
+		for m in full churn same; do
+			echo "$m-r$r $P -r $r -m $m -i $(scale "${ITERS[$r]}")"
+		done
+	done
+	echo "grow-r4096 $P -r 4096 -m grow -i 4096"
+	for m in full churn; do
+		echo "$m-r4096-f1024 $P -r 4096 -f 1024 -m $m -i $(scale "${ITERS[4096]}")"
+	done
+	echo "inject-churn-r512-f64-v2 $P -r 512 -f 64 -v 2 --inject -m churn -i $(scale "${ITERS[512]}")"
+	# Allocations per update: runs with N1 and N2 updates, difference.
+	for r in 512 4096; do
+		for m in full same; do
+			echo "allocs-$m-r$r bench-allocs.sh $r $m 10 50 $SEED"
+		done
+	done
+} >"$matrix"
+"$TOP/scripts/mkinitrd.sh" "$BDIR/bench.cpio.gz" "$matrix" "$bindir" >/dev/null ||
+	die "bench: mkinitrd.sh failed"
+
+# --- boots -------------------------------------------------------------------------
+append="testtimeout=900"
+[ -n "${BENCH_ONLY:-}" ] && append+=" irqroute.only=$BENCH_ONLY"
+boot() {	# boot NAME BZIMAGE: console in $LOGS/bench-NAME.console
+	local name=$1 bz=$2 s rc=0
+	s=$(date +%s)
+	ICOUNT=1 APPEND="$append" "$TOP/scripts/boot.sh" "$bz" "$BDIR/bench.cpio.gz" \
+		"$LOGS/bench-$name.console" "$TMO" >"$LOGS/bench-$name.boot" 2>&1 || rc=$?
+	echo $(( $(date +%s) - s )) >"$BDIR/$name.wall"
+	return $rc
+}
+log "booting base and patched kernels$([ "${BENCH_SERIAL:-0}" = 1 ] && echo ", one after the other" || echo " in parallel") (icount; consoles: $LOGS/bench-{base,patched}.console)"
+tb=$(date +%s)
+rm -f "$BDIR"/*.wall
+if [ "${BENCH_SERIAL:-0}" = 1 ]; then
+	rcb=0 rcp=0
+	boot base "$BASE_KERNEL" || rcb=$?
+	boot patched "$PATCHED_KERNEL" || rcp=$?
+else
+	boot base "$BASE_KERNEL" &
+	pb=$!
+	boot patched "$PATCHED_KERNEL" &
+	pp=$!
+	rcb=0 rcp=0
+	wait $pb || rcb=$?
+	wait $pp || rcp=$?
+fi
+boot_s=$(( $(date +%s) - tb ))
+for k in base patched; do
+	rc=rcb; [ $k = patched ] && rc=rcp
+	if [ "${!rc}" -ne 0 ]; then
+		die "bench: $k boot failed: $(grep -m1 '^FAIL' "$LOGS/bench-$k.boot" || tail -n1 "$LOGS/bench-$k.boot") (log: $LOGS/bench-$k.console)"
+	fi
+	if ! "$TOP/scripts/verdict.sh" "$LOGS/bench-$k.console" >"$LOGS/bench-$k.verdict" 2>&1; then
+		die "bench: $k kernel: $(tail -n1 "$LOGS/bench-$k.verdict") (log: $LOGS/bench-$k.console)"
+	fi
+done
+
+# --- report --------------------------------------------------------------------
+meta=$BDIR/meta.env
+{
+	echo "base_image=$(realpath "$BASE_KERNEL")"
+	echo "patched_image=$(realpath "$PATCHED_KERNEL")"
+	echo "selftests=$(realpath "$SELFTESTS_DIR")/irq_routing_perf_test"
+	echo "base_rev=$(git -C "$SRC_BASE" rev-parse -q HEAD 2>/dev/null || true)"
+	echo "patched_rev=$(git -C "$SRC_PATCHED" rev-parse -q HEAD 2>/dev/null || true)"
+	echo "overrides=$(for v in BASE_KERNEL PATCHED_KERNEL SELFTESTS_DIR BENCH_SCALE BENCH_ONLY; do
+		[ -n "${!v:-}" ] && printf '%s=%s ' "$v" "${!v}"; done)"
+	echo "kvm_config_sha256=$(sha256sum "$TOP/configs/kvm.config" | cut -d' ' -f1)"
+	echo "qemu_version=$(qemu-system-x86_64 --version | head -n1)"
+	echo "qemu_mode=TCG, -icount shift=0,sleep=off, -smp ${QEMU_SMP:-2}, -cpu ${QEMU_CPU:-EPYC,+svm}, -m ${QEMU_MEM:-2G}"
+	echo "date=$(date -u +%FT%TZ)"
+	echo "host=$(uname -n) $(nproc) CPUs"
+	echo "parallel=$([ "${BENCH_SERIAL:-0}" = 1 ] && echo 0 || echo 1)"
+	echo "wall_build_s=$build_s"
+	echo "wall_boot_base_s=$(cat "$BDIR/base.wall")"
+	echo "wall_boot_patched_s=$(cat "$BDIR/patched.wall")"
+	echo "wall_boots_s=$boot_s"
+	echo "only=${BENCH_ONLY:-}"
+} >"$meta"
+python3 "$TOP/scripts/bench-report.py" --matrix "$matrix" --meta "$meta" \
+	--base "$LOGS/bench-base.console" --patched "$LOGS/bench-patched.console" \
+	--out "$OUT" || die "bench: report failed (logs: $LOGS/bench-{base,patched}.console)"
+if [ "${BENCH_README:-1}" = 1 ]; then
+	# README.md only from the default results directory; elsewhere the
+	# block goes to $OUT/README-results.md.
+	readme=$TOP/README.md
+	[ "$OUT" = "$TOP/results" ] || readme=$OUT/README.md
+	python3 "$TOP/scripts/readme-results.py" --bench "$OUT/bench.md" --readme "$readme" >&2 ||
+		die "bench: readme-results.py failed"
+fi
+cat "$OUT/bench.md"
+log "bench: wall time $(( $(date +%s) - t0 ))s (builds ${build_s}s, boots ${boot_s}s: base $(cat "$BDIR/base.wall")s, patched $(cat "$BDIR/patched.wall")s); results in $OUT/bench.{md,json,png}"
