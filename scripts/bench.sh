@@ -157,7 +157,13 @@ boot_s=$(( $(date +%s) - tb ))
 for k in base patched; do
 	rc=rcb; [ $k = patched ] && rc=rcp
 	if [ "${!rc}" -ne 0 ]; then
-		die "bench: $k boot failed: $(grep -m1 '^FAIL' "$LOGS/bench-$k.boot" || tail -n1 "$LOGS/bench-$k.boot") (log: $LOGS/bench-$k.console)"
+		# The kernel's own complaint if any, else boot.sh's reason.
+		why=$("$TOP/scripts/console-badness.sh" "$LOGS/bench-$k.console" 2>/dev/null | head -n1 |
+			sed -e 's/^console-badness: //' -e 's/ in [^ ]*, first:/, first:/') || true
+		[ -n "$why" ] || why=$(grep -m1 '^FAIL' "$LOGS/bench-$k.boot" ||
+			tail -n1 "$LOGS/bench-$k.boot")
+		why=${why#FAIL: }
+		die "bench: $k boot failed: ${why% (log: *} (log: $LOGS/bench-$k.console)"
 	fi
 	if ! "$TOP/scripts/verdict.sh" "$LOGS/bench-$k.console" >"$LOGS/bench-$k.verdict" 2>&1; then
 		die "bench: $k kernel: $(tail -n1 "$LOGS/bench-$k.verdict") (log: $LOGS/bench-$k.console)"
