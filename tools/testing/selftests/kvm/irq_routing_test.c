@@ -20,6 +20,7 @@
  * probe has been counted too.  Timeouts only turn a hang into a failure.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
@@ -1505,6 +1506,449 @@ static void test_fuzz(void)
 }
 
 /* ---------------------------------------------------------------------------
+ * 5. Fault injection.
+ *
+ * failslab and fail_page_alloc are aimed at this thread, and only while it is
+ * inside KVM_SET_GSI_ROUTING (task-filter=Y, /proc/thread-self/make-it-fail).
+ * Every update must succeed or fail with -ENOMEM, and after a failure the
+ * previous table must still be the one that delivers.  The tables vary in
+ * size so that the cached table and the cached copy of the entries are
+ * sometimes large enough and sometimes must be reallocated.  kmemleak is
+ * checked by whoever runs the test, after all of it.
+ */
+#define FI_DEBUGFS	"/sys/kernel/debug"
+#define FI_GSI		20
+#define FI_SEED		0x5eed
+/*
+ * The cached table and copy only grow, so once a large table has been set
+ * no update allocates anything.  Start from a new VM every FI_EPOCH updates,
+ * with sizes that mostly stay below a limit that doubles every 3 updates.
+ */
+#define FI_EPOCH	25
+
+static int fi_updates = 300;
+static int fi_mif_fd = -1;
+
+struct fi_knob {
+	const char *attr;
+	const char *name;
+	const char *val;
+	char saved[32];
+	bool changed;
+};
+
+/*
+ * Set in this order and restored in reverse: the probabilities are zero while
+ * the other knobs change.  verbose=1 prints two lines per injected failure and
+ * no stack, so that the stack that vmalloc prints when a vmalloc fallback
+ * fails follows the "FAULT_INJECTION" line closely.  ignore-gfp-highmem stays
+ * Y: vmalloc's data pages are __GFP_HIGHMEM | __GFP_NOWARN, and the warning
+ * that vmalloc prints when they fail would be preceded by no such line.
+ */
+static struct fi_knob fi_knobs[] = {
+	{ "failslab", "probability", "0" },
+	{ "failslab", "task-filter", "Y" },
+	{ "failslab", "interval", "1" },
+	{ "failslab", "times", "-1" },
+	{ "failslab", "space", "0" },
+	{ "failslab", "verbose", "1" },
+	{ "failslab", "ignore-gfp-wait", "N" },
+	{ "failslab", "cache-filter", "N" },
+	{ "fail_page_alloc", "probability", "0" },
+	{ "fail_page_alloc", "task-filter", "Y" },
+	{ "fail_page_alloc", "interval", "1" },
+	{ "fail_page_alloc", "times", "-1" },
+	{ "fail_page_alloc", "space", "0" },
+	{ "fail_page_alloc", "verbose", "1" },
+	{ "fail_page_alloc", "ignore-gfp-wait", "N" },
+	{ "fail_page_alloc", "ignore-gfp-highmem", "Y" },
+	{ "fail_page_alloc", "min-order", "0" },
+};
+
+static bool fi_has_attr(const char *attr)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), FI_DEBUGFS "/%s", attr);
+	return !access(path, F_OK);
+}
+
+static int fi_read(const char *attr, const char *name, char *buf, size_t size)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), FI_DEBUGFS "/%s/%s", attr, name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+static int fi_write(const char *attr, const char *name, const char *val)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), FI_DEBUGFS "/%s/%s", attr, name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : n < 0 ? -errno : -EIO;
+}
+
+/* Best effort: also runs from atexit() after a failed assertion. */
+static void fi_restore(void)
+{
+	int i, r;
+
+	for (i = ARRAY_SIZE(fi_knobs) - 1; i >= 0; i--) {
+		struct fi_knob *k = &fi_knobs[i];
+
+		if (!k->changed)
+			continue;
+		r = fi_write(k->attr, k->name, k->saved);
+		if (r)
+			ksft_print_msg("fault_injection: could not restore %s/%s to '%s': %d\n",
+				       k->attr, k->name, k->saved, r);
+		k->changed = false;
+	}
+}
+
+static void fi_setup(void)
+{
+	size_t i;
+	int r;
+
+	atexit(fi_restore);
+	for (i = 0; i < ARRAY_SIZE(fi_knobs); i++) {
+		struct fi_knob *k = &fi_knobs[i];
+
+		if (!fi_has_attr(k->attr))
+			continue;
+		r = fi_read(k->attr, k->name, k->saved, sizeof(k->saved));
+		TEST_ASSERT(!r, "Cannot read %s/%s/%s: %d", FI_DEBUGFS, k->attr, k->name, r);
+		r = fi_write(k->attr, k->name, k->val);
+		TEST_ASSERT(!r, "Cannot write '%s' to %s/%s/%s: %d", k->val, FI_DEBUGFS,
+			    k->attr, k->name, r);
+		k->changed = true;
+	}
+}
+
+/* Set @name of every fault type that exists, e.g. "probability" to "50". */
+static void fi_set_all(const char *name, int val)
+{
+	static const char * const attrs[] = { "failslab", "fail_page_alloc" };
+	char buf[16];
+	size_t i;
+	int r;
+
+	snprintf(buf, sizeof(buf), "%d", val);
+	for (i = 0; i < ARRAY_SIZE(attrs); i++) {
+		if (!fi_has_attr(attrs[i]))
+			continue;
+		r = fi_write(attrs[i], name, buf);
+		TEST_ASSERT(!r, "Cannot set %s/%s to %d: %d", attrs[i], name, val, r);
+	}
+}
+
+static void fi_make_it_fail(bool on)
+{
+	ssize_t n = write(fi_mif_fd, on ? "1" : "0", 1);
+
+	TEST_ASSERT(n == 1, "Writing %d to /proc/thread-self/make-it-fail failed, errno %d",
+		    on, errno);
+}
+
+/*
+ * KVM_SET_GSI_ROUTING with make-it-fail set around the ioctl alone.  The
+ * buffer @r points to must be resident: a page fault that fails to allocate
+ * inside copy_from_user() would turn into -EFAULT.
+ */
+static int fi_set(int vm_fd, struct kvm_irq_routing *r, bool inject)
+{
+	int ret, err;
+
+	if (inject)
+		fi_make_it_fail(true);
+	ret = ioctl(vm_fd, KVM_SET_GSI_ROUTING, r);
+	err = ret ? errno : 0;
+	if (inject)
+		fi_make_it_fail(false);
+	return -err;
+}
+
+enum fi_kind { FI_FRESH, FI_IDENTICAL, FI_GROW, FI_SHRINK, FI_NR_KINDS };
+
+static const char * const fi_kind_names[] = { "fresh", "identical", "grow", "shrink" };
+
+struct fi_state {
+	u64 rng;
+	struct kvm_irq_routing *installed;	/* model of the kernel's table */
+	struct kvm_irq_routing *next;		/* table of this update */
+	u32 want;				/* probe result with @installed */
+	u32 next_want;				/* probe result with @next */
+	u32 cap;				/* usual limit on sizes and GSIs */
+	u8 used[KVM_MAX_IRQ_ROUTES];
+};
+
+static u32 fi_rnd(struct fi_state *s, u32 n)
+{
+	return n ? splitmix64(&s->rng) % n : 0;
+}
+
+/* Number of entries besides the probe route; rarely above s->cap. */
+static u32 fi_size(struct fi_state *s)
+{
+	u32 x = fi_rnd(s, 100), n;
+
+	if (x < 40)
+		n = fi_rnd(s, 9);
+	else if (x < 70)
+		n = 9 + fi_rnd(s, 120);
+	else if (x < 92)
+		n = 129 + fi_rnd(s, 896);
+	else
+		n = 1025 + fi_rnd(s, KVM_MAX_IRQ_ROUTES - 1025);
+	if (n >= s->cap && fi_rnd(s, 16))
+		n = fi_rnd(s, s->cap);
+	return n;
+}
+
+static void fi_add_filler(struct fi_state *s, struct kvm_irq_routing *r, u32 gsi)
+{
+	s->used[gsi] = 1;
+	if (fi_rnd(s, 8))
+		rt_add_msi(r, gsi, 0, MSI_VEC_MIN + fi_rnd(s, MSI_VEC_MAX - MSI_VEC_MIN + 1));
+	else
+		rt_add_chip(r, gsi, KVM_IRQCHIP_IOAPIC, fi_rnd(s, IOAPIC_PINS));
+}
+
+/* Point the probe route of @r somewhere else than it points with s->installed. */
+static void fi_retarget_probe(struct fi_state *s, struct kvm_irq_routing *r)
+{
+	struct kvm_irq_routing_entry *e = NULL;
+	u32 i, pin, vec;
+
+	for (i = 0; i < r->nr; i++)
+		if (r->entries[i].gsi == FI_GSI)
+			e = &r->entries[i];
+	TEST_ASSERT(e, "fault_injection: no probe route in the table");
+	do {
+		memset(e, 0, sizeof(*e));
+		e->gsi = FI_GSI;
+		if (!fi_rnd(s, 8)) {
+			pin = 16 + fi_rnd(s, IOAPIC_PINS - 16);
+			e->type = KVM_IRQ_ROUTING_IRQCHIP;
+			e->u.irqchip.irqchip = KVM_IRQCHIP_IOAPIC;
+			e->u.irqchip.pin = pin;
+			s->next_want = hit(0, IOAPIC_VEC_BASE + pin);
+		} else {
+			vec = MSI_VEC_MIN + fi_rnd(s, MSI_VEC_MAX - MSI_VEC_MIN + 1);
+			e->type = KVM_IRQ_ROUTING_MSI;
+			e->u.msi.address_lo = MSI_ADDR_BASE;
+			e->u.msi.data = vec;
+			s->next_want = hit(0, vec);
+		}
+	} while (s->next_want == s->want);
+}
+
+/* A table with @n fillers on distinct GSIs spread over a random span. */
+static void fi_fresh(struct fi_state *s, u32 n)
+{
+	struct kvm_irq_routing *r = s->next;
+	u32 span = 32, base, step, k, gsi, pos;
+
+	while (span < n + 1)
+		span *= 2;
+	while (span < KVM_MAX_IRQ_ROUTES && span < 4 * s->cap && fi_rnd(s, 2))
+		span *= 2;
+	base = fi_rnd(s, span);
+	step = 2 * fi_rnd(s, span / 2) + 1;	/* odd: a permutation of [0, span) */
+	memset(s->used, 0, sizeof(s->used));
+	r->nr = 0;
+	r->flags = 0;
+	for (k = 0; r->nr < n; k++) {
+		gsi = (base + k * step) & (span - 1);
+		if (gsi != FI_GSI)
+			fi_add_filler(s, r, gsi);
+	}
+	/* The probe route goes anywhere; fi_retarget_probe() fills it in. */
+	pos = fi_rnd(s, r->nr + 1);
+	r->entries[r->nr++] = r->entries[pos];
+	r->entries[pos].gsi = FI_GSI;
+}
+
+static enum fi_kind fi_generate(struct fi_state *s)
+{
+	struct kvm_irq_routing *r = s->next;
+	u32 x = fi_rnd(s, 100), k, i, gsi, lim;
+
+	if (x < 15) {
+		fz_copy(r, s->installed);
+		s->next_want = s->want;
+		return FI_IDENTICAL;
+	}
+	if (x < 35 && s->installed->nr + 8 <= KVM_MAX_IRQ_ROUTES) {
+		/* One to eight new GSIs, as QEMU does while enabling MSI-X. */
+		fz_copy(r, s->installed);
+		memset(s->used, 0, sizeof(s->used));
+		for (i = 0; i < r->nr; i++)
+			s->used[r->entries[i].gsi] = 1;
+		lim = 4 * s->cap > 64 ? 4 * s->cap : 64;
+		if (lim > KVM_MAX_IRQ_ROUTES || r->nr + 8 > lim)
+			lim = KVM_MAX_IRQ_ROUTES;
+		for (k = 1 + fi_rnd(s, 8); k; k--) {
+			do {
+				gsi = fi_rnd(s, lim);
+			} while (s->used[gsi]);
+			fi_add_filler(s, r, gsi);
+		}
+		fi_retarget_probe(s, r);
+		return FI_GROW;
+	}
+	if (x < 50 && s->installed->nr > 1) {
+		fz_copy(r, s->installed);
+		for (k = 1 + fi_rnd(s, r->nr / 2 + 1); k && r->nr > 1; k--) {
+			i = fi_rnd(s, r->nr);
+			if (r->entries[i].gsi == FI_GSI)
+				continue;
+			r->entries[i] = r->entries[--r->nr];
+		}
+		fi_retarget_probe(s, r);
+		return FI_SHRINK;
+	}
+	fi_fresh(s, fi_size(s));
+	fi_retarget_probe(s, r);
+	return FI_FRESH;
+}
+
+/* A new VM with the probe irqfd and a small table, set without injection. */
+static void fi_new_vm(struct rt_vm *t, struct fi_state *s, int *efd)
+{
+	rt_vm_create(t, 1);
+	*efd = kvm_new_eventfd();
+	kvm_assign_irqfd(t->vm, FI_GSI, *efd);
+	s->cap = 8;
+	fi_fresh(s, 4);
+	fi_retarget_probe(s, s->next);
+	rt_set_ok(t->vm, s->next);
+	fz_copy(s->installed, s->next);
+	s->want = s->next_want;
+	expect_probe(t, FI_GSI, *efd, s->want, "fault_injection: initial table");
+}
+
+static void test_fault_injection(void)
+{
+	u32 enomem = 0, kinds[FI_NR_KINDS] = { 0 }, fails[FI_NR_KINDS] = { 0 }, p;
+	static const u32 probs[] = { 100, 50, 20, 5, 1 };
+	int efd, i, ret, times, nr_vms;
+	struct fi_state s;
+	enum fi_kind kind;
+	struct rt_vm t;
+	char what[96];
+
+	if (!fi_has_attr("failslab")) {
+		ksft_print_msg("fault_injection: no %s/failslab (CONFIG_FAILSLAB, debugfs)\n",
+			       FI_DEBUGFS);
+		exit(KSFT_SKIP);
+	}
+	fi_mif_fd = open("/proc/thread-self/make-it-fail", O_WRONLY);
+	TEST_ASSERT(fi_mif_fd >= 0, "Cannot open /proc/thread-self/make-it-fail, errno %d", errno);
+
+	memset(&s, 0, sizeof(s));
+	s.rng = FI_SEED;
+	s.installed = rt_alloc();
+	s.next = rt_alloc();
+	/* Fault in the buffer now, not in copy_from_user() under injection. */
+	memset(s.next, 0xa5, sizeof(*s.next) +
+	       (KVM_MAX_IRQ_ROUTES + 4) * sizeof(s.next->entries[0]));
+
+	fi_new_vm(&t, &s, &efd);
+	nr_vms = 1;
+	fi_setup();
+	/* The same path once without injection, so that the code is mapped. */
+	fi_make_it_fail(false);
+	TEST_ASSERT(!fi_set(t.vm->fd, s.next, true), "KVM_SET_GSI_ROUTING with make-it-fail=0");
+
+	for (i = 0; i < fi_updates; i++) {
+		if (i && !(i % FI_EPOCH)) {
+			close(efd);
+			rt_vm_destroy(&t);
+			fi_new_vm(&t, &s, &efd);
+			nr_vms++;
+		}
+		s.cap = 8u << ((i % FI_EPOCH) / 3);
+		kind = fi_generate(&s);
+		/*
+		 * Fail each allocation with probability p, or only the first
+		 * one that is hit (times=1): then, e.g., kvmalloc() may fall
+		 * back to vmalloc() and the update succeed.
+		 */
+		p = probs[fi_rnd(&s, ARRAY_SIZE(probs))];
+		times = fi_rnd(&s, 3) ? -1 : 1;
+		fi_set_all("probability", p);
+		fi_set_all("times", times);
+		ret = fi_set(t.vm->fd, s.next, true);
+		TEST_ASSERT(!ret || ret == -ENOMEM,
+			    "fault_injection: update %d (%s, nr=%u, probability %u, times %d): KVM_SET_GSI_ROUTING returned %d, expected 0 or %d",
+			    i, fi_kind_names[kind], s.next->nr, p, times, ret, -ENOMEM);
+		kinds[kind]++;
+		if (ret) {
+			enomem++;
+			fails[kind]++;
+		} else {
+			fz_copy(s.installed, s.next);
+			s.want = s.next_want;
+		}
+		snprintf(what, sizeof(what), "fault_injection: update %d (%s, nr=%u, %s)",
+			 i, fi_kind_names[kind], s.next->nr, ret ? "-ENOMEM" : "ok");
+		expect_probe(&t, FI_GSI, efd, s.want, what);
+	}
+	fi_set_all("probability", 0);
+	fi_restore();
+
+	/* Without injection, every kind of update works and delivers. */
+	s.cap = KVM_MAX_IRQ_ROUTES;
+	for (i = 0; i < 16; i++) {
+		kind = fi_generate(&s);
+		ret = fi_set(t.vm->fd, s.next, false);
+		TEST_ASSERT(!ret,
+			    "fault_injection: update %d after injection (%s, nr=%u) returned %d",
+			    i, fi_kind_names[kind], s.next->nr, ret);
+		fz_copy(s.installed, s.next);
+		s.want = s.next_want;
+		snprintf(what, sizeof(what), "fault_injection: update %d after injection (%s)",
+			 i, fi_kind_names[kind]);
+		expect_probe(&t, FI_GSI, efd, s.want, what);
+	}
+	close(efd);
+	rt_vm_destroy(&t);
+	close(fi_mif_fd);
+	free(s.installed);
+	free(s.next);
+
+	ksft_print_msg("fault_injection: %d VMs\n", nr_vms);
+	for (i = 0; i < FI_NR_KINDS; i++)
+		ksft_print_msg("fault_injection: %s: %u updates, %u -ENOMEM\n",
+			       fi_kind_names[i], kinds[i], fails[i]);
+	printf("fault_injection: updates=%d enomem=%u\n", fi_updates, enomem);
+	fflush(stdout);
+	TEST_ASSERT(enomem,
+		    "fault_injection: no update failed: injection missed KVM_SET_GSI_ROUTING");
+}
+
+/* ---------------------------------------------------------------------------
  * Driver.
  */
 struct subtest {
@@ -1536,6 +1980,7 @@ static const struct subtest subtests[] = {
 	{ "concurrent_update_inject", test_concurrent_update_inject },
 	{ "vm_teardown_during_update", test_vm_teardown_during_update },
 	{ "fuzz", test_fuzz },
+	{ "fault_injection", test_fault_injection },
 };
 
 static void run_subtest(const struct subtest *st)
@@ -1564,8 +2009,8 @@ static void run_subtest(const struct subtest *st)
 static void help(const char *name, int code)
 {
 	printf("Usage: %s [-h] [-x] [-t secs] [-i iters] [-m vms] [-u updates] [-s name]\n"
-	       "       [--fuzz-seed S] [--fuzz-cases N] [--fuzz-start K] [--fuzz-log]\n"
-	       "       [--probe-every K] [--fuzz-print-every M]\n\n", name);
+	       "       [-f updates] [--fuzz-seed S] [--fuzz-cases N] [--fuzz-start K]\n"
+	       "       [--fuzz-log] [--probe-every K] [--fuzz-print-every M]\n\n", name);
 	printf(" -x: use xAPIC instead of x2APIC in the guest\n");
 	printf(" -t: timeout in seconds for any single wait (default %d)\n", timeout_s);
 	printf(" -i: iterations per updater thread in the concurrency test (default %d)\n",
@@ -1574,6 +2019,7 @@ static void help(const char *name, int code)
 	printf(" -u: routing updates per thread and VM in the teardown test (default %d)\n",
 	       teardown_updates);
 	printf(" -s: run only the sub-tests whose name contains this string\n");
+	printf(" -f: routing updates under fault injection (default %d)\n", fi_updates);
 	printf(" --fuzz-seed S: fuzz mode, PRNG seed (default %llu)\n",
 	       (unsigned long long)fuzz_seed);
 	printf(" --fuzz-cases N: fuzz mode, run cases up to N (default %u)\n", fuzz_cases);
@@ -1620,7 +2066,7 @@ int main(int argc, char *argv[])
 	int c, n = 0;
 	size_t i;
 
-	while ((c = getopt_long(argc, argv, "hxt:i:m:u:s:", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hxt:i:m:u:s:f:", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'x':
 			x2apic = false;
@@ -1639,6 +2085,9 @@ int main(int argc, char *argv[])
 			break;
 		case 's':
 			only = optarg;
+			break;
+		case 'f':
+			fi_updates = atoi_positive("Fault injection updates", optarg);
 			break;
 		case OPT_FUZZ_SEED:
 			errno = 0;
