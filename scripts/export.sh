@@ -46,7 +46,8 @@ s = re.sub(r"^Date: .*$", "Date: " + date, s, count=1, flags=re.M)
 open(cover, "w").write(s)
 PY
 
-ls "$out/patches.tmp" | grep -v '^0000-cover-letter.patch$' >"$out/patches.tmp/series"
+(cd "$out/patches.tmp" && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v "^0000-cover-letter.patch$") >"$out/patches.tmp/series.new"
+mv "$out/patches.tmp/series.new" "$out/patches.tmp/series"
 rm -rf "$out/patches"
 mv "$out/patches.tmp" "$out/patches"
 
