@@ -54,6 +54,10 @@ SCALE=${BENCH_SCALE:-1}
 TMO=${BENCH_TIMEOUT:-1800}
 SEED=1
 BDIR=$BUILD/bench
+# One guest CPU: with two, how QEMU's round-robin interleaves the vCPUs
+# around each SRCU grace period moves the 1-route cells by up to 25 %
+# between runs.  With one, instruction time repeats.
+export QEMU_SMP=${QEMU_SMP:-1}
 mkdir -p "$OUT" "$BDIR"
 t0=$(date +%s)
 

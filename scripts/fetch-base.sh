@@ -65,7 +65,9 @@ export GIT_AUTHOR_DATE="2026-11-15T22:30:00Z" GIT_COMMITTER_DATE="2026-11-15T22:
 git -C "$SRC" init -q -b base-import
 git -C "$SRC" config core.autocrlf false
 git -C "$SRC" config gc.auto 0
-git -C "$SRC" add -A
+# -f: the tarball is pristine source; upstream tracks dot-files (.gitattributes,
+# .gitignore, .clang-format, ...) that its own ".*" ignore rule would skip.
+git -C "$SRC" add -A -f
 git -C "$SRC" commit -q -m "Linux 7.3.4 ($DEB_PKG $DEB_VER)"
 git -C "$SRC" tag "$BASE_TAG"
 log "base committed: $(git -C "$SRC" rev-parse HEAD) tagged $BASE_TAG"
