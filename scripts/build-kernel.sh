@@ -97,7 +97,14 @@ else
 	echo "$want" >"$stamp"
 fi
 
-# --- bzImage --------------------------------------------------------------
+# --- bzImage (or KBUILD_TARGETS, e.g. "arch/x86/kvm/", for a quick check) ---
+if [ -n "${KBUILD_TARGETS:-}" ]; then
+	log "$name: make -j$JOBS $KBUILD_TARGETS (log: $buildlog)"
+	# shellcheck disable=SC2086
+	"${kmake[@]}" -j"$JOBS" $KBUILD_TARGETS >>"$buildlog" 2>&1 || fail_build
+	log "$name: built in $(( $(date +%s) - start ))s"
+	exit 0
+fi
 log "$name: make -j$JOBS bzImage (log: $buildlog)"
 "${kmake[@]}" -j"$JOBS" bzImage >>"$buildlog" 2>&1 || fail_build
 

@@ -25,7 +25,8 @@ src=$(readlink -f "${1:-$SRC_PATCHED}")
 [ $# -gt 0 ] && shift
 [ -f "$src/Makefile" ] && [ -d "$src/virt/kvm" ] || die "not a kernel tree: $src"
 targets=("$@")
-[ "${#targets[@]}" -gt 0 ] || targets=(arm64 ppc64le ppc64-e5500 riscv64 s390x)
+[ "${#targets[@]}" -gt 0 ] ||
+	read -r -a targets <<<"${CROSS_TARGETS:-arm64 ppc64le ppc64-e5500 riscv64 s390x}"
 need_kbuild_tools
 cc_wrap=
 command -v ccache >/dev/null 2>&1 && { cc_wrap="ccache "; export CCACHE_DIR=${CCACHE_DIR:-$BUILD/ccache}; }
