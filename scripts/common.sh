@@ -20,6 +20,11 @@ DEBIAN_TAR_SHA256=1df47eb188bf43c0ec41b70544dbc319c38be6b5c37435aa39dd003a12891a
 
 JOBS=${JOBS:-$(nproc)}
 
+# ccache lives outside the clone, so that a fresh clone on the same machine
+# (CI) reuses what earlier builds compiled.  Override with CCACHE_DIR.
+export CCACHE_DIR=${CCACHE_DIR:-/var/cache/kvm-irqroute/ccache}
+mkdir -p "$CCACHE_DIR" 2>/dev/null || export CCACHE_DIR=$BUILD/ccache
+
 mkdir -p "$LOGS"
 
 die() {
