@@ -205,12 +205,12 @@ def main():
     md = []
     md.append("KVM_SET_GSI_ROUTING cost, irq_routing_perf_test, base vs patched.")
     md.append("")
-    md.append(f"- kernels: base `{rel['base']}`, patched `{rel['patched']}` (uname -r)")
+    md.append(f"- kernels: base `{rel['base']}` (Linux 7.3.4), patched `{rel['patched']}` (7.3.4 + patches/) (uname -r)")
     md.append(f"- config: configs/kvm.config (tinyconfig + fragment), sha256 `{meta['kvm_config_sha256'][:12]}`")
     md.append(f"- {meta['qemu_version']}; {meta['qemu_mode']}")
     if meta.get("overrides", "").strip():
-        md.append(f"- development run, not the pipeline's own builds: {meta['overrides'].strip()} "
-                  "(the config hash is that of the current configs/kvm.config)")
+        md.append(f"- kernels and test binary given on the command line, not rebuilt by this run: "
+                  f"{meta['overrides'].strip()} (the config hash is that of the current configs/kvm.config)")
     md.append("- times are guest time under icount (one instruction = 1 ns), "
               "not hardware time; same static test binary and seed on both kernels")
     iters = {}
