@@ -44,7 +44,7 @@ qemu=(qemu-system-x86_64 -M q35 -accel tcg
 	-cpu "${QEMU_CPU:-EPYC,+svm}" -smp "${QEMU_SMP:-2}" -m "${QEMU_MEM:-2G}"
 	-nographic -no-reboot -nodefaults -serial stdio
 	-kernel "$bzimage" -initrd "$initrd"
-	-append "console=ttyS0 earlyprintk=serial panic=-1 ${APPEND:-}")
+	-append "console=ttyS0 earlyprintk=serial panic=-1 reboot=t ${APPEND:-}")
 [ "${ICOUNT:-0}" = 1 ] && qemu+=(-icount "shift=0,sleep=off")
 qemu+=("$@")
 
@@ -59,8 +59,8 @@ secs=$(( $(date +%s) - start ))
 printf '\n# boot.sh: qemu exit status %s after %ss\n' "$rc" "$secs" >>"$console"
 
 if ! tr -d '\r' <"$console" | grep -q '^irqroute-tests: done'; then
-	if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && [ "$secs" -lt "$tmo" ]; then
-		die "qemu exited with status $rc after ${secs}s before the tests finished (log: $console)"
+	if [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && [ "$secs" -lt "$tmo" ]; then
+		die "kernel stopped after ${secs}s before the tests finished, qemu exit status $rc (log: $console)"
 	fi
 	die "kernel did not finish within ${tmo}s (log: $console)"
 fi
