@@ -33,13 +33,14 @@ irq_routing_perf_test binary with the same seed over the whole matrix.  Its
 times are TCG instruction time (the guest clock advances 1 ns per emulated
 instruction), not hardware time: they show the relative cost of the code
 paths and are repeatable (two runs agree within a few percent, checked with
-`scripts/bench-compare.py A/bench.json B/bench.json`), but absolute
+`scripts/bench-compare.py A/bench.json B/bench.json`, medians per cell;
+the last comparison is in results/bench-compare.txt), but absolute
 microseconds on real hardware differ, as do the effects of caches, memory
 bandwidth and real SRCU/RCU grace periods.  Raw values: results/bench.json;
 plot: results/bench.png.
 
-Allocations per update (when the kernels have kmem trace events; the
-default kvm.config has no tracing, so the bench skips this): the guest
+Allocations per update (configs/kvm.config enables trace events for
+this; a kernel without them skips the cells): the guest
 script scripts/bench-allocs.sh enables kmem:kmalloc, kmem:kmem_cache_alloc
 and kmem:mm_page_alloc, restricts them with set_event_pid plus
 options/event-fork to the irq_routing_perf_test process and its threads,
