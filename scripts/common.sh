@@ -24,6 +24,9 @@ JOBS=${JOBS:-$(nproc)}
 # (CI) reuses what earlier builds compiled.  Override with CCACHE_DIR.
 export CCACHE_DIR=${CCACHE_DIR:-/var/cache/kvm-irqroute/ccache}
 mkdir -p "$CCACHE_DIR" 2>/dev/null || export CCACHE_DIR=$BUILD/ccache
+# Kbuild passes absolute paths (-I/path/to/clone/build/src-base/...): let
+# ccache hash them relative to build/, so that another clone hits too.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD}
 
 mkdir -p "$LOGS"
 
