@@ -65,15 +65,17 @@ count_checks() {	# count_checks PREFIX LOGFILE
 
 # Count the TAP results of a boot, and its verdict.
 count_boot() {	# count_boot PREFIX CONSOLE_LOG
-	local prefix=$1 console=$2 st name
+	local prefix=$1 console=$2 st name rc=0
+	# One verdict.sh run gives both the per-test lines and the verdict.
+	"$TOP/scripts/verdict.sh" "$console" >"$console.verdict" 2>&1 || rc=$?
 	while read -r st _ name; do
 		case $st in
 		PASS) record "$prefix$name" ok ;;
 		SKIP) record "$prefix$name" skip ;;
 		FAIL) record "$prefix$name" FAIL ;;
 		esac
-	done < <("$TOP/scripts/verdict.sh" "$console" 2>/dev/null | grep -E '^(PASS|FAIL|SKIP) ')
-	if "$TOP/scripts/verdict.sh" "$console" >"$console.verdict" 2>&1; then
+	done < <(grep -E '^(PASS|FAIL|SKIP) ' "$console.verdict")
+	if [ $rc -eq 0 ]; then
 		record "${prefix}verdict" ok
 	else
 		record "${prefix}verdict" FAIL "$(tail -n 1 "$console.verdict")"
