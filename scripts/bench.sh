@@ -45,9 +45,10 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-need python3 python3
-need gnuplot gnuplot-nox
-need sha256sum coreutils
+# Everything the run needs, before the two boots run in parallel (two
+# apt-get runs at once lose dpkg's lock).
+# shellcheck disable=SC2086
+install_deps $PKGS_KBUILD $PKGS_BOOT $PKGS_BENCH
 
 OUT=$(realpath -m "${BENCH_OUT:-$TOP/results}")
 SCALE=${BENCH_SCALE:-1}
@@ -78,7 +79,7 @@ if [ -z "${BASE_KERNEL:-}" ]; then
 		"$TOP/configs/kvm.config") || die "bench: base kernel build failed (log: $LOGS/build-obj-base.log)"
 fi
 if [ -z "${PATCHED_KERNEL:-}" ]; then
-	PATCHED_KERNEL=$("$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$BUILD/obj-patched" \
+	PATCHED_KERNEL=$(SEED_FROM=$BUILD/obj-base "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$BUILD/obj-patched" \
 		"$TOP/configs/kvm.config") || die "bench: patched kernel build failed (log: $LOGS/build-obj-patched.log)"
 fi
 if [ -z "${SELFTESTS_DIR:-}" ]; then

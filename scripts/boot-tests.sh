@@ -11,6 +11,8 @@ list=${1:-$TOP/tests/check.list}
 FUZZ_SEED=${FUZZ_SEED:-1}
 FUZZ_CASES=${FUZZ_CASES:-20000}
 
+# shellcheck disable=SC2086
+install_deps $PKGS_KBUILD $PKGS_BOOT
 "$TOP/scripts/apply.sh"
 "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$BUILD/obj-patched" "$TOP/configs/kvm.config" >/dev/null
 "$TOP/scripts/build-selftests.sh" "$SRC_PATCHED" "$BUILD/st-patched" >/dev/null

@@ -11,6 +11,10 @@
 # "# CONFIG_X is not set" must not be =y.  Uses ccache when installed
 # (CCACHE_DIR=build/ccache).  Only one build runs at a time (flock).
 # Prints the bzImage path on success.
+#
+# SEED_FROM=SEEDDIR: when OBJDIR has never been built, start it as a copy
+# of SEEDDIR (seed_objdir in common.sh): the patched kernel after the base
+# one then costs what the series touches, not a second cold build.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -57,6 +61,9 @@ if ! flock -n 9; then
 fi
 
 start=$(date +%s)
+
+# --- seed from another objdir (SEED_FROM) ----------------------------------
+[ -z "${SEED_FROM:-}" ] || seed_objdir "$SEED_FROM" "$objdir" "$srcdir"
 
 # --- .config ------------------------------------------------------------
 stamp=$objdir/.irqroute-config.sha256

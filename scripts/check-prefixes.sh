@@ -49,7 +49,8 @@ for c in "${commits[@]}"; do
 		result "$name" FAIL
 		continue
 	fi
-	if KBUILD_TARGETS=${PREFIX_TARGETS:-} \
+	# The first prefix starts from the base kernel's objects.
+	if SEED_FROM=$BUILD/obj-base KBUILD_TARGETS=${PREFIX_TARGETS:-} \
 	   "$TOP/scripts/build-kernel.sh" "$wt" "$obj" "${frags[@]}" >>"$plog" 2>&1; then
 		log "$name ok ($(elapsed "$t0")s): $subj"
 		result "$name" ok

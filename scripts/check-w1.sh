@@ -26,10 +26,12 @@ x86_kmake_init
 
 start=$(date +%s)
 # run_w1 NAME SRC OBJDIR OUT
-run_w1() {
+run_w1() {	# run_w1 NAME SRC OBJDIR OUT SEED_OBJDIR
 	local name=$1 src=$2 obj=$3 out=$4 wlog=$LOGS/check-w1-$1.log t0
 	t0=$(date +%s)
 	: >"$wlog"
+	# The kernel build's objects spare "make prepare" (scripts, objtool).
+	seed_objdir "$5" "$obj" "$src"
 	x86_config "$src" "$obj" "$wlog" "$TOP/configs/kvm.config" ||
 		die "$name: cannot configure $obj (log: $wlog)"
 	kmake_x86 "$src" "$obj" -j"$JOBS" W=1 prepare >>"$wlog" 2>&1 ||
@@ -42,8 +44,8 @@ run_w1() {
 	norm_diag "$src" "$obj" <"$out.raw" >"$out"
 	log "$name: W=1 arch/x86/kvm/ in $(elapsed "$t0")s, $(wc -l <"$out") warnings"
 }
-run_w1 base "$base_src" "$BUILD/obj-w1-base" "$LOGS/w1-base.txt"
-run_w1 patched "$patched_src" "$BUILD/obj-w1-patched" "$LOGS/w1-patched.txt"
+run_w1 base "$base_src" "$BUILD/obj-w1-base" "$LOGS/w1-base.txt" "$BUILD/obj-base"
+run_w1 patched "$patched_src" "$BUILD/obj-w1-patched" "$LOGS/w1-patched.txt" "$BUILD/obj-patched"
 
 new=$(LC_ALL=C comm -13 "$LOGS/w1-base.txt" "$LOGS/w1-patched.txt")
 if [ -n "$new" ]; then

@@ -39,19 +39,53 @@ log() {
 	echo "==> $*" >&2
 }
 
+# apt-get, waiting for dpkg's lock instead of failing on it, without
+# recommends (what .ci/run and a new machine get).
+apt_install() {	# apt_install LOG PACKAGE...
+	local alog=$1
+	shift
+	local apt=(env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900
+		   -y -qq --no-install-recommends)
+	"${apt[@]}" install "$@" >"$alog" 2>&1 && return 0
+	# A new machine's package lists may be missing or stale.
+	"${apt[@]}" update >>"$alog" 2>&1
+	"${apt[@]}" install "$@" >>"$alog" 2>&1
+}
+
+# Debian packages of each part of the harness.  Entry points install what
+# they need with install_deps before any step runs in parallel: two apt-get
+# runs at once lose dpkg's lock.
+PKGS_KBUILD="gcc make flex bison bc cpio perl xz-utils kmod libelf-dev libssl-dev
+	dwarves python3 git ca-certificates file util-linux ccache"
+PKGS_BOOT="qemu-system-x86 busybox-static libc6-dev gzip coreutils"
+PKGS_BENCH="python3 gnuplot-nox"
+PKGS_STATIC="sparse codespell python3-ply python3-git dpkg-dev gcc-powerpc64-linux-gnu"
+PKGS_CROSS="gcc-aarch64-linux-gnu gcc-powerpc64le-linux-gnu gcc-riscv64-linux-gnu gcc-s390x-linux-gnu"
+
+# install_deps PACKAGE...: install the missing ones in one apt-get run (root),
+# or name them and fail.
+install_deps() {
+	local p missing=()
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q ' installed$' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	[ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null ||
+		die "missing Debian packages: ${missing[*]}"
+	log "installing ${missing[*]}"
+	apt_install "$LOGS/apt-install.log" "${missing[@]}" ||
+		die "cannot install Debian packages ${missing[*]} (log: $LOGS/apt-install.log)"
+}
+
 # need CMD PACKAGE: make sure CMD exists; install PACKAGE when root.
 need() {
 	local cmd=$1 pkg=$2
 	command -v "$cmd" >/dev/null 2>&1 && return 0
 	if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
 		log "installing $pkg for $cmd"
-		if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" \
-			>"$LOGS/apt-$pkg.log" 2>&1; then
-			apt-get update -qq >>"$LOGS/apt-$pkg.log" 2>&1
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" \
-				>>"$LOGS/apt-$pkg.log" 2>&1 ||
-				die "cannot install Debian package $pkg (log: $LOGS/apt-$pkg.log)"
-		fi
+		apt_install "$LOGS/apt-$pkg.log" "$pkg" ||
+			die "cannot install Debian package $pkg (log: $LOGS/apt-$pkg.log)"
 	fi
 	command -v "$cmd" >/dev/null 2>&1 || die "missing $cmd: install Debian package $pkg"
 }
@@ -62,13 +96,65 @@ need_file() {
 	[ -e "$f" ] && return 0
 	[ "$(id -u)" -eq 0 ] || die "missing $f: install Debian package $pkg"
 	log "installing $pkg for $f"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" \
-		>"$LOGS/apt-$pkg.log" 2>&1 || {
-		apt-get update -qq >>"$LOGS/apt-$pkg.log" 2>&1
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" \
-			>>"$LOGS/apt-$pkg.log" 2>&1
-	} || die "cannot install Debian package $pkg (log: $LOGS/apt-$pkg.log)"
+	apt_install "$LOGS/apt-$pkg.log" "$pkg" ||
+		die "cannot install Debian package $pkg (log: $LOGS/apt-$pkg.log)"
 	[ -e "$f" ] || die "missing $f after installing $pkg"
+}
+
+# seed_objdir SEED OBJDIR SRCDIR: start the never-built objdir OBJDIR, for
+# the kernel tree SRCDIR, as a copy of the objdir SEED, built from another
+# worktree of the same repository (or from SRCDIR itself), instead of from
+# nothing.  Kbuild's .cmd files name sources by absolute path and by path
+# relative to the objdir ("../src-base/..."), and tools/ (objtool) its
+# objects by absolute path: the copy's are pointed at SRCDIR and OBJDIR,
+# and a copy that still names SEED's tree is thrown away (its objects would
+# never see SRCDIR's changes).  The files that differ between the two
+# trees (commits and uncommitted changes) are touched, so make recompiles
+# only what they, and the config symbols that differ, reach.  Does nothing
+# when OBJDIR was built before or SEED cannot serve: objdirs and trees must
+# be siblings in the same directories (build/).
+seed_objdir() {
+	local seed obj src seedsrc seedrev left
+	seed=$(readlink -f "$1")
+	obj=$(readlink -m "$2")
+	src=$(readlink -f "$3")
+	[ -f "$seed/.config" ] && [ -L "$seed/source" ] && [ ! -f "$obj/.config" ] || return 0
+	seedsrc=$(readlink -f "$seed/source")
+	[ "$(dirname "$seed")" = "$(dirname "$obj")" ] &&
+		[ "$(dirname "$seedsrc")" = "$(dirname "$src")" ] || return 0
+	if [ "$seedsrc" != "$src" ]; then
+		seedrev=$(git -C "$seedsrc" rev-parse -q --verify HEAD 2>/dev/null) || return 0
+		git -C "$src" cat-file -e "$seedrev^{commit}" 2>/dev/null || return 0
+	fi
+	log "$(basename "$obj"): seeded from $(basename "$seed") (built from $seedsrc)"
+	mkdir -p "$obj"
+	cp -a "$seed/." "$obj/"
+	rm -f "$obj/source"
+	local sb=${seedsrc##*/} nb=${src##*/}
+	grep -rlIZ -F -e "$seedsrc" -e "$seed" -e "../$sb/" "$obj" |
+		xargs -0 -r sed -i -e "s|$seedsrc|$src|g" -e "s|$seed|$obj|g" \
+			-e "s|\.\./$sb/|../$nb/|g"
+	if [ "$seedsrc" != "$src" ]; then
+		left=$(grep -rlI -F -e "/$sb/" -e "/${seed##*/}/" "$obj" | head -n 3) || true
+		if [ -n "$left" ]; then
+			log "$(basename "$obj"): not seeded, SEED's paths left in: $left"
+			rm -rf "$obj"
+			mkdir -p "$obj"
+			return 0
+		fi
+	fi
+	# Every copied file is now newer than every source (SRCDIR may have
+	# been checked out after SEED was built) ...
+	find "$obj" -exec touch -h -d "@$(date +%s)" {} +
+	[ "$seedsrc" != "$src" ] || return 0
+	# ... but the sources that differ are touched a second later.
+	sleep 1
+	{
+		git -C "$src" diff --name-only "$seedrev"
+		git -C "$seedsrc" diff --name-only HEAD
+	} | sort -u | while read -r f; do
+		if [ -e "$src/$f" ]; then touch "$src/$f"; fi
+	done
 }
 
 need_kbuild_tools() {
