@@ -6,7 +6,8 @@ SHELL := /bin/bash
 S := scripts
 
 .PHONY: help base apply export check-overlay kernels selftests boot \
-	host-test check check-full static bench bench-series clean distclean
+	host-test check check-full static bench bench-series deb host-bench \
+	host-compare clean distclean
 
 help:
 	@echo "make check        the test command: apply, build, boot, judge (CI runs this)"
@@ -14,6 +15,11 @@ help:
 	@echo "make bench        A/B benchmark, base vs patched, QEMU TCG -icount"
 	@echo "make boot         build and boot the patched kernel running all tests"
 	@echo "make export       regenerate patches/ and the overlay from build/linux (branch dev)"
+	@echo "make deb          Debian packages of the patched kernel (BASE=1: the base; KCONFIG=FILE,"
+	@echo "                  default /boot/config-\$$(uname -r)), to install on a real x86 host"
+	@echo "make host-bench   the bench matrix on this host's /dev/kvm (running kernel, wall clock):"
+	@echo "                  results/host-\$$(uname -r).{json,md}"
+	@echo "make host-compare A=base.json B=patched.json   base vs patched table and plot of two host-bench runs"
 	@echo "make base|apply|kernels|selftests|host-test|static|check-overlay"
 
 base:
@@ -53,8 +59,19 @@ check-full:
 bench:
 	$(S)/bench.sh
 
+# KCONFIG=FILE and BASE=1 reach scripts/deb.sh through the environment.
+deb: apply
+	$(S)/deb.sh
+
+host-bench:
+	$(S)/host-bench.sh
+
+host-compare:
+	@[ -n "$(A)" ] && [ -n "$(B)" ] || { echo "usage: make host-compare A=base.json B=patched.json" >&2; exit 2; }
+	$(S)/host-compare.py "$(A)" "$(B)"
+
 clean:
-	rm -rf build/obj-* build/st-* build/logs build/*.cpio.gz
+	rm -rf build/obj-* build/st-* build/logs build/*.cpio.gz build/deb-* build/host-bench*
 
 distclean:
 	rm -rf build

@@ -9,6 +9,9 @@ Usage: bench-report.py --matrix LIST --meta META.env --base CONSOLE
                        --patched CONSOLE --out DIR
 
 Fails (exit 1, one line) when a cell of LIST has no result in a console.
+
+Also a module: scripts/host-report.py and scripts/host-compare.py import its
+parsing, table and plot functions.
 """
 import argparse
 import json
@@ -25,8 +28,11 @@ TAP_RE = re.compile(r"^(not )?ok \d+ (\S+)( # SKIP.*)?$")
 VERSION_RE = re.compile(r"Linux version (\S+) (.*)$")
 
 
+PROG = "bench"    # the name fail() gives; the importing scripts set theirs
+
+
 def fail(msg):
-    print("FAIL: bench: " + msg, file=sys.stderr)
+    print(f"FAIL: {PROG}: " + msg, file=sys.stderr)
     sys.exit(1)
 
 
@@ -109,6 +115,79 @@ def arg(args, *names, default=None):
     return default
 
 
+def cell_row(c):
+    """The result row of a matrix cell: its parameters, from its arguments."""
+    name, args = c["name"], c["args"]
+    row = {"name": name, "command": " ".join([c["command"]] + args)}
+    if c["command"] == "bench-allocs.sh":
+        row.update(kind="allocs", routes=int(args[0]), mode=args[1],
+                   n1=int(args[2]), n2=int(args[3]))
+    else:
+        row.update(kind="perf", routes=int(arg(args, "-r", "--routes")),
+                   mode=arg(args, "-m", "--mode", default="full"),
+                   iterations=int(arg(args, "-i", "--iterations")),
+                   irqfds=int(arg(args, "-f", "--irqfds", default=0)),
+                   vcpus=int(arg(args, "-v", "--vcpus", default=1)),
+                   inject="--inject" in args)
+    return row
+
+
+def check_perf(row, p, where, log):
+    """Fail unless the irq_routing_perf line p ran row's parameters."""
+    for field in ("routes", "iterations", "mode", "irqfds", "vcpus"):
+        if p.get(field) != row[field]:
+            fail(f"cell {row['name']} on {where}: perf line has {field}={p.get(field)}, expected {row[field]} (log: {log})")
+    if row["inject"] and not p.get("injected"):
+        fail(f"cell {row['name']} on {where}: no interrupt injected (log: {log})")
+
+
+def set_ratio(row):
+    key = "total_us" if row["mode"] == "grow" else "avg_us"
+    b, p = row["base"][key], row["patched"][key]
+    row["ratio"] = b / p if p else None
+
+
+def iterations_line(perf):
+    """The "- iterations per cell" line of a table's header, or None."""
+    iters = {}
+    for r in perf:
+        if r["mode"] != "grow" and not r["inject"] and not r["irqfds"]:
+            iters.setdefault(r["iterations"], []).append(r["routes"])
+    its = ", ".join(f"{'/'.join(map(str, sorted(set(v))))} routes: {n}"
+                    for n, v in sorted(iters.items(), key=lambda x: min(x[1])))
+    if not its:
+        return None
+    return (f"- iterations per cell: {its}; grow: one pass of 4096 updates; "
+            "irqfd and inject cells as in the table")
+
+
+def perf_table(perf, spread=None):
+    """The base vs patched table of the perf rows, markdown lines.  With
+    spread, a function (row, kernel) -> str, two more columns."""
+    hdr = "| routes | mode | irqfds | iterations | base us/update | patched us/update | base/patched | base p50 | patched p50 |"
+    sep = "|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+    if spread:
+        hdr += " base spread | patched spread |"
+        sep += "---:|---:|"
+    md = [hdr, sep]
+    for r in perf:
+        b, p = r["base"], r["patched"]
+        mode = r["mode"]
+        if r["inject"]:
+            mode += f", inject, {r['vcpus']} vCPUs (lost: 0; {b['injected']}/{p['injected']} irqs)"
+        if r["mode"] == "grow":
+            line = (f"| 1..{r['routes']} | grow (total of one pass) | {r['irqfds']} | {r['iterations']} "
+                    f"| {b['total_us'] / 1000:,.1f} ms total | {p['total_us'] / 1000:,.1f} ms total "
+                    f"| {r['ratio']:.2f} | {fmt(b['p50_us'])} | {fmt(p['p50_us'])} |")
+        else:
+            line = (f"| {r['routes']} | {mode} | {r['irqfds']} | {r['iterations']} | {fmt(b['avg_us'])} "
+                    f"| {fmt(p['avg_us'])} | {r['ratio']:.2f} | {fmt(b['p50_us'])} | {fmt(p['p50_us'])} |")
+        if spread:
+            line += f" {spread(r, 'base')} | {spread(r, 'patched')} |"
+        md.append(line)
+    return md
+
+
 def fmt(v, digits=3):
     if v is None:
         return "-"
@@ -147,31 +226,16 @@ def main():
 
     results = []
     for c in matrix:
-        name, args = c["name"], c["args"]
-        row = {"name": name, "command": " ".join([c["command"]] + args)}
-        if c["command"] == "bench-allocs.sh":
-            row.update(kind="allocs", routes=int(args[0]), mode=args[1],
-                       n1=int(args[2]), n2=int(args[3]))
-        else:
-            row.update(kind="perf", routes=int(arg(args, "-r", "--routes")),
-                       mode=arg(args, "-m", "--mode", default="full"),
-                       iterations=int(arg(args, "-i", "--iterations")),
-                       irqfds=int(arg(args, "-f", "--irqfds", default=0)),
-                       vcpus=int(arg(args, "-v", "--vcpus", default=1)),
-                       inject="--inject" in args)
+        row = cell_row(c)
+        name = row["name"]
         for kname, k in kernels.items():
             got = k["cells"].get(name)
             st = k["status"].get(name)
             if row["kind"] == "perf":
                 if not got or "perf" not in got:
                     fail(f"cell {name} missing on the {kname} kernel (status {st or 'not run'}; log: {k['console']})")
-                p = got["perf"]
-                for field in ("routes", "iterations", "mode", "irqfds", "vcpus"):
-                    if p.get(field) != row[field]:
-                        fail(f"cell {name} on {kname}: perf line has {field}={p.get(field)}, expected {row[field]} (log: {k['console']})")
-                if row["inject"] and not p.get("injected"):
-                    fail(f"cell {name} on {kname}: no interrupt injected (log: {k['console']})")
-                row[kname] = p
+                check_perf(row, got["perf"], kname, k["console"])
+                row[kname] = got["perf"]
             else:
                 if not got or "allocs" not in got:
                     fail(f"cell {name} missing on the {kname} kernel (status {st or 'not run'}; log: {k['console']})")
@@ -179,9 +243,7 @@ def main():
             row[kname + "_guest_s"] = k["took"].get(name)
             row[kname + "_status"] = st
         if row["kind"] == "perf":
-            key = "total_us" if row["mode"] == "grow" else "avg_us"
-            b, p = row["base"][key], row["patched"][key]
-            row["ratio"] = b / p if p else None
+            set_ratio(row)
         results.append(row)
 
     rel = {k: (v["version"] or {}).get("release") for k, v in kernels.items()}
@@ -213,30 +275,11 @@ def main():
                   f"{meta['overrides'].strip()} (the config hash is that of the current configs/kvm.config)")
     md.append("- times are guest time under icount (one instruction = 1 ns), "
               "not hardware time; same static test binary and seed on both kernels")
-    iters = {}
-    for r in perf:
-        if r["mode"] != "grow" and not r["inject"] and not r["irqfds"]:
-            iters.setdefault(r["iterations"], []).append(r["routes"])
-    its = ", ".join(f"{'/'.join(map(str, sorted(set(v))))} routes: {n}"
-                    for n, v in sorted(iters.items(), key=lambda x: min(x[1])))
+    its = iterations_line(perf)
     if its:
-        md.append(f"- iterations per cell: {its}; grow: one pass of 4096 updates; "
-                  "irqfd and inject cells as in the table")
+        md.append(its)
     md.append("")
-    md.append("| routes | mode | irqfds | iterations | base us/update | patched us/update | base/patched | base p50 | patched p50 |")
-    md.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-    for r in perf:
-        b, p = r["base"], r["patched"]
-        mode = r["mode"]
-        if r["inject"]:
-            mode += f", inject, {r['vcpus']} vCPUs (lost: 0; {b['injected']}/{p['injected']} irqs)"
-        if r["mode"] == "grow":
-            md.append(f"| 1..{r['routes']} | grow (total of one pass) | {r['irqfds']} | {r['iterations']} "
-                      f"| {b['total_us'] / 1000:,.1f} ms total | {p['total_us'] / 1000:,.1f} ms total "
-                      f"| {r['ratio']:.2f} | {fmt(b['p50_us'])} | {fmt(p['p50_us'])} |")
-            continue
-        md.append(f"| {r['routes']} | {mode} | {r['irqfds']} | {r['iterations']} | {fmt(b['avg_us'])} "
-                  f"| {fmt(p['avg_us'])} | {r['ratio']:.2f} | {fmt(b['p50_us'])} | {fmt(p['p50_us'])} |")
+    md += perf_table(perf)
     if allocs:
         md.append("")
         done = [r for r in allocs if "skipped" not in r["base"] and "skipped" not in r["patched"]]
@@ -259,12 +302,16 @@ def main():
     plot(a.out, perf, rel)
 
 
-def plot(out, perf, rel):
+TCG_NOTE = "QEMU TCG -icount shift=0: guest instruction time, not hardware time"
+
+
+def plot(out, perf, rel, note=TCG_NOTE, name="bench"):
+    """OUT/NAME.png: us/update against routes, base and patched."""
     gp = shutil.which("gnuplot")
     if not gp:
         fail("gnuplot not found (Debian package gnuplot-nox)")
     modes = ["full", "churn", "same"]
-    dat = os.path.join(out, "bench.dat")
+    dat = os.path.join(out, name + ".dat")
     with open(dat, "w") as f:
         for kname in ("base", "patched"):
             for m in modes:
@@ -273,7 +320,7 @@ def plot(out, perf, rel):
                                 key=lambda r: r["routes"]):
                     f.write(f"{r['routes']} {r[kname]['avg_us']}\n")
                 f.write("\n\n")
-    png = os.path.join(out, "bench.png")
+    png = os.path.join(out, name + ".png")
     colors = {"full": "#d62728", "churn": "#1f77b4", "same": "#2ca02c"}
     plots = []
     idx = 0
@@ -287,7 +334,7 @@ def plot(out, perf, rel):
     script = f"""
 set terminal pngcairo size 1000,700 font ',11'
 set output '{png}'
-set title "KVM_SET_GSI_ROUTING, irq_routing_perf_test: base {rel.get('base')} vs patched {rel.get('patched')}\\n(QEMU TCG -icount shift=0: guest instruction time, not hardware time)" noenhanced
+set title "KVM_SET_GSI_ROUTING, irq_routing_perf_test: base {rel.get('base')} vs patched {rel.get('patched')}\\n({note})" noenhanced
 set xlabel 'MSI routes'
 set ylabel 'us/update (average)'
 set logscale xy
