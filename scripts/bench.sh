@@ -61,6 +61,9 @@ BDIR=$BUILD/bench
 export QEMU_SMP=${QEMU_SMP:-1}
 mkdir -p "$OUT" "$BDIR"
 t0=$(date +%s)
+# What the caller set, before this script sets BASE_KERNEL & co. itself.
+given=$(for v in BASE_KERNEL PATCHED_KERNEL SELFTESTS_DIR BENCH_SCALE BENCH_ONLY; do
+	[ -n "${!v:-}" ] && printf '%s=%s ' "$v" "${!v}"; done || true)
 
 # --- kernels and the test binary ---------------------------------------------
 if [ -z "${BASE_KERNEL:-}" ] || [ -z "${PATCHED_KERNEL:-}" ] || [ -z "${SELFTESTS_DIR:-}" ]; then
@@ -183,8 +186,7 @@ meta=$BDIR/meta.env
 	echo "selftests=$(realpath "$SELFTESTS_DIR")/irq_routing_perf_test"
 	echo "base_rev=$(git -C "$SRC_BASE" rev-parse -q HEAD 2>/dev/null || true)"
 	echo "patched_rev=$(git -C "$SRC_PATCHED" rev-parse -q HEAD 2>/dev/null || true)"
-	echo "overrides=$(for v in BASE_KERNEL PATCHED_KERNEL SELFTESTS_DIR BENCH_SCALE BENCH_ONLY; do
-		[ -n "${!v:-}" ] && printf '%s=%s ' "$v" "${!v}"; done)"
+	echo "overrides=$given"
 	echo "kvm_config_sha256=$(sha256sum "$TOP/configs/kvm.config" | cut -d' ' -f1)"
 	echo "qemu_version=$(qemu-system-x86_64 --version | head -n1)"
 	echo "qemu_mode=TCG, -icount shift=0,sleep=off, -smp ${QEMU_SMP:-2}, -cpu ${QEMU_CPU:-EPYC,+svm}, -m ${QEMU_MEM:-2G}"
