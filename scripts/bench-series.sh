@@ -4,11 +4,11 @@
 # (incrementally, in one objdir) and boot it under QEMU TCG -icount with a
 # small irq_routing_perf_test matrix.  Prints one line per prefix and cell.
 #
-#   scripts/bench-series.sh [N...]     (default: 3 4 6 7, i.e. after patch N)
+#   scripts/bench-series.sh [N...]     (default: 4 5 6 7 8, i.e. after patch N)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-prefixes=${*:-3 4 6 7}
+prefixes=${*:-4 5 6 7 8}
 wt=$BUILD/wt-bench-series
 obj=$BUILD/obj-bench-series
 out=$BUILD/bench-series
@@ -37,7 +37,8 @@ for n in $prefixes; do
 		r=$(sed 's/.* routes=\([0-9]*\).*/\1/' <<<"$line")
 		m=$(sed 's/.* mode=\([a-z]*\).*/\1/' <<<"$line")
 		avg=$(sed 's/.* avg_us=\([0-9.]*\).*/\1/' <<<"$line")
+		p50=$(sed 's/.* p50_us=\([0-9.]*\).*/\1/' <<<"$line")
 		tot=$(sed 's/.* total_us=\([0-9.]*\).*/\1/' <<<"$line")
-		echo "after patch $n ($subj): routes=$r mode=$m avg_us=$avg total_us=$tot"
+		echo "after patch $n ($subj): routes=$r mode=$m avg_us=$avg p50_us=$p50 total_us=$tot"
 	done | tee -a "$out/results.txt"
 done
