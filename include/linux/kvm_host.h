@@ -694,7 +694,6 @@ struct kvm_irq_routing_table {
 	int chip[KVM_NR_IRQCHIPS][KVM_IRQCHIP_NUM_PINS];
 	/* All routing entries, in the order userspace passed them. */
 	struct kvm_kernel_irq_routing_entry *entries;
-	u32 nr_entries;
 	/* Capacity of entries[] and map[], for reuse by a later update. */
 	u32 max_entries;
 	u32 max_rt_entries;
@@ -857,8 +856,6 @@ struct kvm {
 	struct kvm_irq_routing_table *irq_routing_cache;
 	/* KVM_SET_GSI_ROUTING's copy of the user's entries, kept likewise. */
 	struct kvm_irq_routing_copy *irq_routing_copy_cache;
-	/* Tables published whose SRCU grace period has not yet ended. */
-	atomic_t irq_routing_gp_pending;
 
 	struct hlist_head irq_ack_notifier_list;
 #endif
@@ -1841,46 +1838,6 @@ struct kvm_irq_ack_notifier {
 int kvm_irq_map_gsi(struct kvm *kvm,
 		    struct kvm_kernel_irq_routing_entry *entries, int gsi);
 
-/*
- * Do @a and @b route an interrupt the same way?  They must have the same GSI,
- * type and handler, and the same value in every field of the union member
- * for their type.  Other union members may hold stale data and are ignored.
- * Types that this function does not know never compare equal.
- *
- * Called for every entry of a routing table on every update, so it compares
- * fields one by one rather than calling memcmp().
- */
-static inline bool
-kvm_irq_routing_entry_equal(const struct kvm_kernel_irq_routing_entry *a,
-			    const struct kvm_kernel_irq_routing_entry *b)
-{
-	if (a->gsi != b->gsi || a->type != b->type || a->set != b->set)
-		return false;
-
-	switch (a->type) {
-	case KVM_IRQ_ROUTING_IRQCHIP:
-		return a->irqchip.irqchip == b->irqchip.irqchip &&
-		       a->irqchip.pin == b->irqchip.pin;
-	case KVM_IRQ_ROUTING_MSI:
-		return a->msi.address_lo == b->msi.address_lo &&
-		       a->msi.address_hi == b->msi.address_hi &&
-		       a->msi.data == b->msi.data &&
-		       a->msi.flags == b->msi.flags &&
-		       a->msi.devid == b->msi.devid;
-	case KVM_IRQ_ROUTING_S390_ADAPTER:
-		return !memcmp(&a->adapter, &b->adapter, sizeof(a->adapter));
-	case KVM_IRQ_ROUTING_HV_SINT:
-		return a->hv_sint.vcpu == b->hv_sint.vcpu &&
-		       a->hv_sint.sint == b->hv_sint.sint;
-	case KVM_IRQ_ROUTING_XEN_EVTCHN:
-		return a->xen_evtchn.port == b->xen_evtchn.port &&
-		       a->xen_evtchn.vcpu_id == b->xen_evtchn.vcpu_id &&
-		       a->xen_evtchn.vcpu_idx == b->xen_evtchn.vcpu_idx &&
-		       a->xen_evtchn.priority == b->xen_evtchn.priority;
-	default:
-		return false;
-	}
-}
 int kvm_irq_map_chip_pin(struct kvm *kvm, unsigned irqchip, unsigned pin);
 
 int kvm_set_irq(struct kvm *kvm, int irq_source_id, u32 irq, int level,

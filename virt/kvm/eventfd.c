@@ -271,6 +271,47 @@ irqfd_wakeup(wait_queue_entry_t *wait, unsigned mode, int sync, void *key)
 }
 
 /*
+ * Do @a and @b route an interrupt the same way?  They must have the same GSI,
+ * type and handler, and the same value in every field of the union member
+ * for their type.  Other union members may hold stale data and are ignored,
+ * which is why this compares field by field rather than whole entries.
+ * Types that this function does not know never compare equal.
+ */
+static bool irq_routing_entry_equal(const struct kvm_kernel_irq_routing_entry *a,
+				    const struct kvm_kernel_irq_routing_entry *b)
+{
+	if (a->gsi != b->gsi || a->type != b->type || a->set != b->set)
+		return false;
+
+	switch (a->type) {
+	case KVM_IRQ_ROUTING_IRQCHIP:
+		return a->irqchip.irqchip == b->irqchip.irqchip &&
+		       a->irqchip.pin == b->irqchip.pin;
+	case KVM_IRQ_ROUTING_MSI:
+		return a->msi.address_lo == b->msi.address_lo &&
+		       a->msi.address_hi == b->msi.address_hi &&
+		       a->msi.data == b->msi.data &&
+		       a->msi.flags == b->msi.flags &&
+		       a->msi.devid == b->msi.devid;
+	case KVM_IRQ_ROUTING_S390_ADAPTER:
+		/* memcmp() is exact only if the struct has no padding. */
+		BUILD_BUG_ON(sizeof(a->adapter) !=
+			     5 * sizeof(u64) + 2 * sizeof(u32));
+		return !memcmp(&a->adapter, &b->adapter, sizeof(a->adapter));
+	case KVM_IRQ_ROUTING_HV_SINT:
+		return a->hv_sint.vcpu == b->hv_sint.vcpu &&
+		       a->hv_sint.sint == b->hv_sint.sint;
+	case KVM_IRQ_ROUTING_XEN_EVTCHN:
+		return a->xen_evtchn.port == b->xen_evtchn.port &&
+		       a->xen_evtchn.vcpu_id == b->xen_evtchn.vcpu_id &&
+		       a->xen_evtchn.vcpu_idx == b->xen_evtchn.vcpu_idx &&
+		       a->xen_evtchn.priority == b->xen_evtchn.priority;
+	default:
+		return false;
+	}
+}
+
+/*
  * Refresh the irqfd's cached routing entry from the current routing table.
  * Returns false, without touching the entry or its seqcount, if the irqfd
  * already routes the same way, so that readers in irqfd_wakeup() don't
@@ -288,7 +329,7 @@ static bool irqfd_update(struct kvm *kvm, struct kvm_kernel_irqfd *irqfd)
 
 	e = entries;
 	if (n_entries == 1) {
-		if (kvm_irq_routing_entry_equal(&irqfd->irq_entry, e))
+		if (irq_routing_entry_equal(&irqfd->irq_entry, e))
 			return false;
 	} else if (!irqfd->irq_entry.type) {
 		return false;

@@ -153,7 +153,6 @@ alloc_irq_routing_table(struct kvm *kvm, u32 nr_rt_entries, u32 nr)
 		}
 	}
 
-	rt->nr_entries = nr;
 	rt->nr_rt_entries = nr_rt_entries;
 	memset(rt->map, 0, nr_rt_entries * sizeof(rt->map[0]));
 	memset(rt->chip, -1, sizeof(rt->chip));
@@ -215,11 +214,12 @@ static int setup_routing_entry(struct kvm *kvm,
 
 		/*
 		 * The arch code validates irqchip and pin against its own
-		 * limits, but rt->chip[][] is sized by the generic ones.  Don't
-		 * trust every architecture to get that right: an out-of-range
-		 * index here is a heap write controlled by userspace.
+		 * limits, but rt->chip[][] is sized by the generic ones.  An
+		 * index out of those is an arch bug, and writing with it a
+		 * heap overflow controlled by userspace: refuse it.
 		 */
-		if (irqchip >= KVM_NR_IRQCHIPS || pin >= KVM_IRQCHIP_NUM_PINS)
+		if (WARN_ON_ONCE(irqchip >= KVM_NR_IRQCHIPS ||
+				 pin >= KVM_IRQCHIP_NUM_PINS))
 			return -EINVAL;
 
 		irqchip = array_index_nospec(irqchip, KVM_NR_IRQCHIPS);
@@ -230,37 +230,6 @@ static int setup_routing_entry(struct kvm *kvm,
 	hlist_add_head(&e->link, &rt->map[e->gsi]);
 
 	return 0;
-}
-
-/*
- * Would installing @new change anything for anyone?  The tables are equal if
- * they hold equal entries in the same order: map[] and chip[][] are derived
- * from the entries and their order alone.
- */
-static bool irq_routing_table_equal(const struct kvm_irq_routing_table *old,
-				    const struct kvm_irq_routing_table *new)
-{
-	u32 i;
-
-	if (old->nr_entries != new->nr_entries ||
-	    old->nr_rt_entries != new->nr_rt_entries)
-		return false;
-
-	for (i = 0; i < new->nr_entries; i++) {
-		/*
-		 * Installing a table also maps SynIC SINTs to GSIs, for the
-		 * vCPUs that exist at that time (kvm_hv_irq_routing_update()),
-		 * so a table with SINT routes is always installed again.
-		 */
-		if (new->entries[i].type == KVM_IRQ_ROUTING_HV_SINT)
-			return false;
-
-		if (!kvm_irq_routing_entry_equal(&old->entries[i],
-						 &new->entries[i]))
-			return false;
-	}
-
-	return true;
 }
 
 void __attribute__((weak)) kvm_arch_irq_routing_update(struct kvm *kvm)
@@ -315,36 +284,13 @@ int kvm_set_irq_routing(struct kvm *kvm,
 	}
 
 	mutex_lock(&kvm->irq_lock);
-	old = rcu_dereference_protected(kvm->irq_routing,
-					lockdep_is_held(&kvm->irq_lock));
-	if (irq_routing_table_equal(old, new)) {
-		/*
-		 * Nothing changes: keep @old, and keep @new, which no reader
-		 * has seen, for the next update.  Wait for a grace period only
-		 * if a concurrent update has published @old and not yet waited
-		 * for its own, so that on return no reader uses an older table,
-		 * as if @new had been installed.
-		 */
-		bool pending;
-
-		pending = atomic_read_acquire(&kvm->irq_routing_gp_pending);
-		mutex_unlock(&kvm->irq_lock);
-		if (pending)
-			synchronize_srcu_expedited(&kvm->irq_srcu);
-		r = 0;
-		goto out;
-	}
-
+	old = rcu_dereference_protected(kvm->irq_routing, 1);
 	rcu_assign_pointer(kvm->irq_routing, new);
-	atomic_inc(&kvm->irq_routing_gp_pending);
 	kvm_irq_routing_update(kvm);
 	kvm_arch_irq_routing_update(kvm);
 	mutex_unlock(&kvm->irq_lock);
 
 	synchronize_srcu_expedited(&kvm->irq_srcu);
-	/* Pairs with atomic_read_acquire() in the unchanged case above. */
-	smp_mb__before_atomic();
-	atomic_dec(&kvm->irq_routing_gp_pending);
 
 	new = old;
 	r = 0;
