@@ -6,11 +6,15 @@
 #   defaults: build/src-patched, v7.3.4-deb, branch "applied"
 #
 # For commit 1, 1..2, ..., all of BASE_TAG..TIP: check the prefix out in the
-# worktree build/wt-prefix and build bzImage in build/obj-prefix with
+# worktree build/wt-prefix and build bzImage (or $PREFIX_TARGETS) in
+# build/obj-prefix with the fragments in $PREFIX_FRAGS, default
 # configs/kvm.config + configs/kvm-prefix.config (KVM_XEN=y, KVM_WERROR=y,
-# so a warning in arch/x86/kvm or virt/kvm fails the build).  Only the files
-# the next commit changes get new timestamps, so every build after the first
-# is incremental.  Prints "check: prefix-NN-<sha> ok|FAIL" per prefix.
+# so a warning in arch/x86/kvm or virt/kvm fails the build).  The first
+# prefix starts from the objects of $OBJ_BASE: with the same config (as
+# "make check" runs it: kvm-debug.config has KVM_XEN and -Werror too), it
+# compiles only what the first commit changes.  Only the files the next
+# commit changes get new timestamps, so every build after the first is
+# incremental.  Prints "check: prefix-NN-<sha> ok|FAIL" per prefix.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 . "$TOP/scripts/check-lib.sh"
@@ -20,7 +24,7 @@ base=${2:-$BASE_TAG}
 tip=${3:-applied}
 wt=$BUILD/wt-prefix
 obj=$BUILD/obj-prefix
-frags=("$TOP/configs/kvm.config" "$TOP/configs/kvm-prefix.config")
+read -r -a frags <<<"${PREFIX_FRAGS:-$TOP/configs/kvm.config $TOP/configs/kvm-prefix.config}"
 
 git -C "$repo" rev-parse -q --verify "$base^{commit}" >/dev/null || die "no such base: $base in $repo"
 git -C "$repo" rev-parse -q --verify "$tip^{commit}" >/dev/null || die "no such tip: $tip in $repo"
@@ -50,7 +54,7 @@ for c in "${commits[@]}"; do
 		continue
 	fi
 	# The first prefix starts from the base kernel's objects.
-	if SEED_FROM=$BUILD/obj-base KBUILD_TARGETS=${PREFIX_TARGETS:-} \
+	if SEED_FROM=$OBJ_BASE KBUILD_TARGETS=${PREFIX_TARGETS:-} \
 	   "$TOP/scripts/build-kernel.sh" "$wt" "$obj" "${frags[@]}" >>"$plog" 2>&1; then
 		log "$name ok ($(elapsed "$t0")s): $subj"
 		result "$name" ok

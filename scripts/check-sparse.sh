@@ -87,8 +87,8 @@ run_sparse() {
 	# The shared objdirs are built by scripts/build-kernel.sh: used with
 	# the .config they have (KVM on), under its lock.
 	case "$obj" in
-	"$BUILD/obj-base" | "$BUILD/obj-patched") take_build_lock ;;
-	*) x86_config "$src" "$obj" "$slog" "$TOP/configs/kvm.config" ||
+	"$OBJ_BASE" | "$OBJ_PATCHED") take_build_lock ;;
+	*) x86_config "$src" "$obj" "$slog" "${KFRAG_FILES[@]}" ||
 		die "$name: cannot configure $obj (log: $slog)" ;;
 	esac
 	kmake_x86 "$src" "$obj" -j"$JOBS" "${objs[@]}" >>"$slog" 2>&1 ||
@@ -101,8 +101,8 @@ run_sparse() {
 	release_build_lock
 }
 
-obj_base=$(objdir_for "$base_src" "$BUILD/obj-base" "$BUILD/obj-sparse-base")
-obj_patched=$(objdir_for "$patched_src" "$BUILD/obj-patched" "$BUILD/obj-sparse-patched")
+obj_base=$(objdir_for "$base_src" "$OBJ_BASE" "$BUILD/obj-sparse-base")
+obj_patched=$(objdir_for "$patched_src" "$OBJ_PATCHED" "$BUILD/obj-sparse-patched")
 log "sparse: base in $obj_base, patched in $obj_patched"
 run_sparse base "$base_src" "$obj_base" "$LOGS/sparse-base.txt"
 run_sparse patched "$patched_src" "$obj_patched" "$LOGS/sparse-patched.txt"

@@ -6,13 +6,15 @@
 #   scripts/check.sh [--full]
 #
 # Steps (each counted as one check, and every TAP result from a boot too):
-#   base, apply, overlay consistency, static checks (checkpatch, sparse, W=1,
-#   every prefix builds, cross-builds), base and patched kernels, selftests,
-#   selftests on the host /dev/kvm (reported separately), a boot of the
-#   patched kernel running all our tests, a boot of the base kernel running
-#   the differential fuzz and the same tests, the fuzz comparison, and a boot
-#   of the patched kernel with kvm-debug.config (KASAN, lockdep, kmemleak,
-#   failslab).
+#   base, apply, overlay consistency, base and patched kernels with
+#   kvm-debug.config (KASAN, lockdep, PROVE_RCU, kmemleak, failslab,
+#   -Werror), selftests, selftests on the host /dev/kvm (reported
+#   separately), a boot of the patched debug kernel running tests/debug.list,
+#   a boot of the base debug kernel running our tests of it, the differential
+#   fuzz comparison, and static checks (checkpatch, sparse, W=1, every prefix
+#   builds, a cross build).  --full adds the normal kernels running
+#   tests/check.list (the long forms) and their fuzz comparison, and the long
+#   forms of the static checks.
 # The last line is "N passed, N failed".
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -100,10 +102,20 @@ step base-provenance "$TOP/scripts/verify-base.sh"
 step apply "$TOP/scripts/apply.sh" || finish
 step overlay "$TOP/scripts/check-overlay.sh"
 
-KCONF=("$TOP/configs/kvm.config")
-step kernel-base "$TOP/scripts/build-kernel.sh" "$SRC_BASE" "$BUILD/obj-base" "${KCONF[@]}"
-SEED_FROM=$BUILD/obj-base \
-step kernel-patched "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$BUILD/obj-patched" "${KCONF[@]}" || finish
+# make check builds debug kernels only (configs/kvm-debug.config on
+# kvm.config: KASAN, lockdep, PROVE_RCU, kmemleak, failslab, -Werror):
+# the base from nothing, the patched one from the base's objects, and the
+# static checks start from them too.  One cold kernel build instead of
+# three (base, patched, debug) is what keeps a cold run within time on 2
+# cores.  The normal kernels, which "make bench" measures, and the long
+# test forms are in make check-full.
+DFRAGS="$TOP/configs/kvm.config $TOP/configs/kvm-debug.config"
+export OBJ_BASE=$BUILD/obj-base-debug OBJ_PATCHED=$BUILD/obj-patched-debug
+export KFRAGS=$DFRAGS PREFIX_FRAGS=$DFRAGS
+read -r -a DCONF <<<"$DFRAGS"
+step kernel-base-debug "$TOP/scripts/build-kernel.sh" "$SRC_BASE" "$OBJ_BASE" "${DCONF[@]}" || finish
+SEED_FROM=$OBJ_BASE \
+step kernel-patched-debug "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$OBJ_PATCHED" "${DCONF[@]}" || finish
 step selftests "$TOP/scripts/build-selftests.sh" "$SRC_PATCHED" "$BUILD/st-patched" || finish
 
 # The same binaries against this machine's /dev/kvm: tests the tests.
@@ -117,43 +129,66 @@ if [ -c /dev/kvm ]; then
 	count_checks host: "$LOGS/host-bench.log"
 fi
 
-# The patched kernel runs every test; the base kernel runs ours (the fuzz
-# with the same seed, for the differential comparison).
-list=$BUILD/check.list
-sed "s/@FUZZ_SEED@/$FUZZ_SEED/; s/@FUZZ_CASES@/$FUZZ_CASES/" "$TOP/tests/check.list" >"$list"
-"$TOP/scripts/mkinitrd.sh" "$BUILD/check.cpio.gz" "$list" "$BUILD/st-patched" >/dev/null
+# mklist LIST OUT: a test list with the run's fuzz seed and case count.
+mklist() {
+	sed "s/@FUZZ_SEED@/$FUZZ_SEED/; s/@FUZZ_CASES@/$FUZZ_CASES/" "$1" >"$2"
+}
+# ours LIST: our own tests of a list, for irqroute.only=.  The base kernels
+# run only these: the upstream ones (irqfd_test & co.) say nothing about
+# the series there, and cost minutes under TCG.
+ours() {
+	awk '$1 ~ /^(irq_routing|perf_)/ { printf "%s%s", sep, $1; sep = "," }' "$1"
+}
 
-"$TOP/scripts/boot.sh" "$BUILD/obj-patched/arch/x86/boot/bzImage" "$BUILD/check.cpio.gz" \
-	"$LOGS/console-patched.log" "${BOOT_TIMEOUT:-1500}"
-count_boot patched: "$LOGS/console-patched.log"
+# Debug kernels: the patched one runs tests/debug.list (then a kmemleak
+# scan), the base one our tests of it, with the same fuzz seed, for the
+# differential comparison.
+dlist=$BUILD/debug.list
+FUZZ_CASES=${FUZZ_CASES_DEBUG:-2000} mklist "$TOP/tests/debug.list" "$dlist"
+"$TOP/scripts/mkinitrd.sh" "$BUILD/debug.cpio.gz" "$dlist" "$BUILD/st-patched" >/dev/null
+"$TOP/scripts/boot.sh" "$OBJ_PATCHED/arch/x86/boot/bzImage" "$BUILD/debug.cpio.gz" \
+	"$LOGS/console-debug.log" "${DEBUG_BOOT_TIMEOUT:-2400}"
+count_boot debug: "$LOGS/console-debug.log"
+APPEND="irqroute.only=$(ours "$dlist")" \
+"$TOP/scripts/boot.sh" "$OBJ_BASE/arch/x86/boot/bzImage" "$BUILD/debug.cpio.gz" \
+	"$LOGS/console-base-debug.log" "${DEBUG_BOOT_TIMEOUT:-2400}"
+count_boot base-debug: "$LOGS/console-base-debug.log"
+step fuzz-differential-debug "$TOP/scripts/fuzz-compare.sh" \
+	"$LOGS/console-base-debug.log" "$LOGS/console-debug.log"
 
-# The base kernel runs our own tests only: the upstream ones (irqfd_test &
-# co.) say nothing about the series there, and cost minutes under TCG.
-ours=$(awk '$1 ~ /^(irq_routing|perf_)/ { printf "%s%s", sep, $1; sep = "," }' "$list")
-APPEND="irqroute.only=$ours" \
-"$TOP/scripts/boot.sh" "$BUILD/obj-base/arch/x86/boot/bzImage" "$BUILD/check.cpio.gz" \
-	"$LOGS/console-base.log" "${BOOT_TIMEOUT:-1500}"
-count_boot base: "$LOGS/console-base.log"
-
-step fuzz-differential "$TOP/scripts/fuzz-compare.sh" "$LOGS/console-base.log" "$LOGS/console-patched.log"
-
-# Debug kernel: KASAN, lockdep, PROVE_RCU, kmemleak, failslab.
-if step kernel-patched-debug "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$BUILD/obj-patched-debug" \
-	"${KCONF[@]}" "$TOP/configs/kvm-debug.config"; then
-	"$TOP/scripts/mkinitrd.sh" "$BUILD/debug.cpio.gz" "$TOP/tests/debug.list" "$BUILD/st-patched" >/dev/null
-	"$TOP/scripts/boot.sh" "$BUILD/obj-patched-debug/arch/x86/boot/bzImage" "$BUILD/debug.cpio.gz" \
-		"$LOGS/console-debug.log" "${DEBUG_BOOT_TIMEOUT:-2400}"
-	count_boot debug: "$LOGS/console-debug.log"
+# make check-full: the normal kernels too (what "make bench" measures), the
+# base from nothing and the patched one from its objects, running
+# tests/check.list (the long forms, and upstream tests about memslots and
+# vCPU limits) and a larger differential fuzz.
+if [ $FULL = 1 ]; then
+	KCONF=("$TOP/configs/kvm.config")
+	step kernel-base "$TOP/scripts/build-kernel.sh" "$SRC_BASE" "$BUILD/obj-base" "${KCONF[@]}"
+	SEED_FROM=$BUILD/obj-base \
+	step kernel-patched "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$BUILD/obj-patched" "${KCONF[@]}"
+	list=$BUILD/check.list
+	mklist "$TOP/tests/check.list" "$list"
+	"$TOP/scripts/mkinitrd.sh" "$BUILD/check.cpio.gz" "$list" "$BUILD/st-patched" >/dev/null
+	"$TOP/scripts/boot.sh" "$BUILD/obj-patched/arch/x86/boot/bzImage" "$BUILD/check.cpio.gz" \
+		"$LOGS/console-patched.log" "${BOOT_TIMEOUT:-1500}"
+	count_boot patched: "$LOGS/console-patched.log"
+	APPEND="irqroute.only=$(ours "$list")" \
+	"$TOP/scripts/boot.sh" "$BUILD/obj-base/arch/x86/boot/bzImage" "$BUILD/check.cpio.gz" \
+		"$LOGS/console-base.log" "${BOOT_TIMEOUT:-1500}"
+	count_boot base: "$LOGS/console-base.log"
+	step fuzz-differential "$TOP/scripts/fuzz-compare.sh" "$LOGS/console-base.log" "$LOGS/console-patched.log"
 fi
 
-# Static checks last: they are the slowest, and need nothing booted.
+# Static checks last: they need nothing booted.
 # make check: every prefix builds arch/x86/kvm/ (which includes virt/kvm)
-# with -Werror, and the cross build is the one that compiles the touched
-# PowerPC file (mpic.c).  make check-full: every prefix builds a bzImage,
+# with -Werror, W=1 builds the objects the series changes (no warning
+# allowed: the base has none), and the cross build is the one that compiles
+# the touched PowerPC file (mpic.c).  make check-full: every prefix builds a
+# bzImage, W=1 builds all of the KVM code of base and patched and compares,
 # and all cross builds run.
 if [ $FULL = 1 ]; then
 	"$TOP/scripts/check-static.sh" >"$LOGS/check-static.log" 2>&1
 else
+	W1_SCOPE=${W1_SCOPE:-series} W1_BASE=${W1_BASE:-0} \
 	PREFIX_TARGETS=${PREFIX_TARGETS:-arch/x86/kvm/} \
 	CROSS_TARGETS=${CROSS_TARGETS:-ppc64-e5500} \
 	NO_CROSS=${NO_CROSS:-0} "$TOP/scripts/check-static.sh" >"$LOGS/check-static.log" 2>&1

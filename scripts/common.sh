@@ -20,6 +20,14 @@ DEBIAN_TAR_SHA256=1df47eb188bf43c0ec41b70544dbc319c38be6b5c37435aa39dd003a12891a
 
 JOBS=${JOBS:-$(nproc)}
 
+# The kernels the checks use.  Standalone, the scripts use the normal
+# kernels (configs/kvm.config); "make check" exports the debug ones
+# (configs/kvm-debug.config on top), which it builds instead: see
+# scripts/check.sh.  KFRAGS is a blank-separated list of config fragments.
+OBJ_BASE=${OBJ_BASE:-$BUILD/obj-base}
+OBJ_PATCHED=${OBJ_PATCHED:-$BUILD/obj-patched}
+read -r -a KFRAG_FILES <<<"${KFRAGS:-$TOP/configs/kvm.config}"
+
 # ccache lives outside the clone, so that a fresh clone on the same machine
 # (CI) reuses what earlier builds compiled.  Override with CCACHE_DIR.
 export CCACHE_DIR=${CCACHE_DIR:-/var/cache/kvm-irqroute/ccache}
