@@ -22,19 +22,27 @@ log "kernel headers for $src"
 make -C "$src" O="$out/kobj" -j"$JOBS" headers >"$blog" 2>&1 ||
 	die "make headers failed (log: $blog)"
 
-targets=()
+# A test is tools/testing/selftests/kvm/NAME.c or, x86 only, x86/NAME.c; the
+# binary is OUTDIR/NAME either way (OUTDIR/x86/NAME linked there).
+targets=() links=()
 for t in $TESTS; do
-	[ -f "$src/tools/testing/selftests/kvm/$t.c" ] || {
+	if [ -f "$src/tools/testing/selftests/kvm/$t.c" ]; then
+		targets+=("$out/$t")
+	elif [ -f "$src/tools/testing/selftests/kvm/x86/$t.c" ]; then
+		targets+=("$out/x86/$t")
+		links+=("$t")
+	else
 		log "skipping $t: not in $src"
-		continue
-	}
-	targets+=("$out/$t")
+	fi
 done
 log "building ${TESTS// /, } into $out"
 make -C "$src/tools/testing/selftests/kvm" -j"$JOBS" OUTPUT="$out" \
 	KHDR_INCLUDES="-isystem $out/kobj/usr/include" \
 	LDFLAGS="-static -pthread -no-pie" "${targets[@]}" >>"$blog" 2>&1 ||
 	die "selftests build failed (log: $blog)"
+for t in "${links[@]}"; do
+	ln -f "$out/x86/$t" "$out/$t"
+done
 for t in "${targets[@]}"; do
 	file "$t" 2>/dev/null | grep -q "statically linked" ||
 		[ "$(command -v file)" = "" ] || die "$t is not static (log: $blog)"
