@@ -7,7 +7,7 @@ S := scripts
 
 .PHONY: help base apply export check-overlay kernels selftests boot \
 	host-test check check-full static bench bench-series deb host-bench \
-	host-compare clean distclean
+	host-compare mutants clean distclean
 
 help:
 	@echo "make check        the test command: apply, build, boot, judge (CI runs this)"
@@ -20,6 +20,8 @@ help:
 	@echo "make host-bench   the bench matrix on this host's /dev/kvm (running kernel, wall clock):"
 	@echo "                  results/host-\$$(uname -r).{json,md}"
 	@echo "make host-compare A=base.json B=patched.json   base vs patched table and plot of two host-bench runs"
+	@echo "make mutants      plant each bug of tests/mutants/ in the patched kernel, boot the tests,"
+	@echo "                  record caught/survived: results/mutants.md (not part of make check)"
 	@echo "make base|apply|kernels|selftests|host-test|static|check-overlay"
 
 base:
@@ -70,6 +72,9 @@ host-bench:
 host-compare:
 	@[ -n "$(A)" ] && [ -n "$(B)" ] || { echo "usage: make host-compare A=base.json B=patched.json" >&2; exit 2; }
 	$(S)/host-compare.py "$(A)" "$(B)"
+
+mutants:
+	$(S)/mutants.sh $(MUTANTS)
 
 clean:
 	rm -rf build/obj-* build/st-* build/logs build/*.cpio.gz build/deb-* build/host-bench*
