@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Differential fuzzing verdict: the base and the patched kernel ran
-# "irq_routing_test --fuzz-seed S --fuzz-cases N"; their result lines, a hash
-# over every case's errno and probe deliveries, must be equal.
+# "x86/irq_routing_errno_test --fuzz-seed S --fuzz-cases N"; their result
+# lines, a hash over every case's errno and the KVM_IRQ_LINE_STATUS of probe
+# GSIs after it, must be equal.
 #
 #   scripts/fuzz-compare.sh BASE_CONSOLE PATCHED_CONSOLE
 set -euo pipefail
@@ -22,8 +23,8 @@ if [ "$b" != "$p" ]; then
 	seed=$(echo "$b" | sed 's/.*seed=\([0-9]*\).*/\1/')
 	cases=$(echo "$b" | sed 's/.*cases=\([0-9]*\).*/\1/')
 	echo "FAIL: base and patched kernels diverge on fuzz seed $seed;" \
-	     "rerun both with: irq_routing_test --fuzz-seed $seed --fuzz-cases $cases --fuzz-log" \
-	     "and diff the logs to find the first divergent case" >&2
+	     "rerun both with: x86/irq_routing_errno_test --fuzz-seed $seed --fuzz-cases K" \
+	     "for K < $cases (the hash covers the first K cases) to find the first divergent case" >&2
 	exit 1
 fi
 log "fuzz: base and patched agree ($p)"

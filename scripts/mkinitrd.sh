@@ -5,9 +5,15 @@
 #
 # Usage: scripts/mkinitrd.sh OUT.cpio.gz TESTLIST BINDIR
 #
-# TESTLIST: one test per line, "NAME COMMAND [ARGS...]"; COMMAND is a file in
-# BINDIR, copied to /tests.  Blank lines and lines starting with # are
-# ignored.  NAME must be unique and contain no blanks.
+# TESTLIST: one test per line, "NAME [@OPTION...] COMMAND [ARGS...]"; COMMAND
+# is a file in BINDIR (it may be in a subdirectory: x86/NAME), copied to
+# /tests.  Blank lines and lines starting with # are ignored.  NAME must be
+# unique and contain no blanks.  Options:
+#   @failslab   around this test only, let failslab and fail_page_alloc fail
+#               GFP_KERNEL allocations (ignore-gfp-wait=N) without printing
+#               (verbose=0), with probability 0: only the test's own
+#               /proc/thread-self/fail-nth makes an allocation fail.  The
+#               knobs are restored after the test.
 #
 # Kernel command line knobs read by /init:
 #   testtimeout=SECONDS     per-test timeout (default 600)
@@ -44,12 +50,17 @@ mknod -m 600 "$stage/dev/console" c 5 1 ||
 # Test list: validate, copy binaries.
 declare -A seen=()
 ntests=0
-while read -r name cmd _; do
+while read -r name cmd rest; do
 	case $name in ''|'#'*) continue ;; esac
+	while case ${cmd:-} in @*) true ;; *) false ;; esac; do
+		[ "$cmd" = @failslab ] || die "$list: test '$name': unknown option '$cmd'"
+		read -r cmd rest <<<"${rest:-}"
+	done
 	[ -n "${cmd:-}" ] || die "$list: test '$name' has no command"
 	[ -z "${seen[$name]:-}" ] || die "$list: duplicate test name '$name'"
 	seen[$name]=1
 	[ -f "$bindir/$cmd" ] || die "$list: test '$name': $bindir/$cmd not found"
+	mkdir -p "$(dirname "$stage/tests/$cmd")"
 	cp "$bindir/$cmd" "$stage/tests/$cmd"
 	chmod +x "$stage/tests/$cmd"
 	ntests=$((ntests + 1))
@@ -120,10 +131,38 @@ done </tests/list
 echo "TAP version 13"
 echo "1..$n"
 
+# @failslab: failslab and fail_page_alloc fail GFP_KERNEL allocations too,
+# silently, when the test asks for it through /proc/thread-self/fail-nth.
+fi_knobs="failslab/ignore-gfp-wait fail_page_alloc/ignore-gfp-wait failslab/verbose fail_page_alloc/verbose"
+fi_saved=
+fault_injection() {	# on|off
+	d=/sys/kernel/debug
+	if [ "$1" = on ]; then
+		fi_saved=
+		for kn in $fi_knobs; do
+			[ -e $d/$kn ] || continue
+			fi_saved="$fi_saved $kn=$(cat $d/$kn)"
+			case $kn in *ignore-gfp-wait) echo N ;; *) echo 0 ;; esac >$d/$kn
+		done
+		echo "# irqroute: fault injection on:${fi_saved:- not available}"
+	else
+		for kv in $fi_saved; do echo "${kv#*=}" >"$d/${kv%%=*}"; done
+	fi
+}
+
 k=0 pass=0 fail=0 skip=0
 while read -r name cmd args; do
 	selected "$name" || continue
 	k=$((k + 1))
+	opts=
+	while case $cmd in @*) true ;; *) false ;; esac; do
+		opts="$opts $cmd"
+		set -- $args
+		cmd=$1
+		shift
+		args=$*
+	done
+	case $opts in *@failslab*) fault_injection on ;; esac
 	echo "# irqroute: running $name: $cmd${args:+ $args} (timeout ${testtimeout}s)"
 	start=$(date +%s)
 	# Test output goes to the console prefixed with "# ".
@@ -141,6 +180,7 @@ while read -r name cmd args; do
 	  kill $wdog 2>/dev/null
 	) 2>&1 | while IFS= read -r line; do echo "# $line"; done
 	rc=$(cat /tmp/.rc 2>/dev/null || echo 255)
+	case $opts in *@failslab*) fault_injection off ;; esac
 	secs=$(( $(date +%s) - start ))
 	echo "# irqroute: $name took ${secs}s"
 	if [ "$rc" = 0 ]; then
