@@ -2,15 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build the KVM selftests we run, statically, from a kernel source tree:
 #   scripts/build-selftests.sh SRCDIR OUTDIR
-# Ours (irq_routing_perf_test, irq_routing_test) plus the upstream tests we
-# depend on.  The source tree stays clean: headers and objects go to OUTDIR.
+# Ours (irq_routing_perf_test and the three irq_routing_*_test correctness
+# tests, in x86/) plus the upstream tests we depend on.  The source tree stays clean: headers and objects go to OUTDIR.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 src=$(realpath "$1")
 out=$(realpath -m "$2")
 shift 2
-TESTS=${SELFTESTS:-"irq_routing_perf_test irq_routing_test irqfd_test set_memory_region_test kvm_create_max_vcpus irq_test"}
+TESTS=${SELFTESTS:-"irq_routing_perf_test irq_routing_errno_test irq_routing_delivery_test
+	irq_routing_concurrency_test irqfd_test set_memory_region_test kvm_create_max_vcpus irq_test"}
+# shellcheck disable=SC2086 # one blank between names
+TESTS=$(echo $TESTS)
 
 need gcc gcc
 need make make

@@ -23,8 +23,10 @@ run() {	# run NAME CMD...
 		echo "check: $name FAIL (exit $rc, log: $LOGS/host-$name.log)"
 	fi
 }
-run irq_routing_test "$dir/irq_routing_test"
-run irq_routing_fuzz "$dir/irq_routing_test" --fuzz-seed "${FUZZ_SEED:-1}" --fuzz-cases 20000
+run irq_routing_errno "$dir/irq_routing_errno_test"
+run irq_routing_delivery "$dir/irq_routing_delivery_test"
+run irq_routing_concurrency "$dir/irq_routing_concurrency_test"
+run irq_routing_fuzz "$dir/irq_routing_errno_test" --fuzz-seed "${FUZZ_SEED:-1}" --fuzz-cases 20000
 run perf_full_512 "$dir/irq_routing_perf_test" -r 512 -i 2000 -m full
 run perf_grow_1024 "$dir/irq_routing_perf_test" -r 1024 -m grow
 run perf_inject "$dir/irq_routing_perf_test" -r 512 -i 2000 -m churn -f 64 -v 2 --inject
