@@ -6,7 +6,14 @@ OUT/bench.md (pure markdown: the table scripts/export.sh puts in the cover
 letter) and OUT/bench.png (gnuplot, us/update against routes, log-log).
 
 Usage: bench-report.py --matrix LIST --meta META.env --base CONSOLE
-                       --patched CONSOLE --out DIR
+                       --patched CONSOLE [--matrix-nomemcg LIST
+                       --base-nomemcg CONSOLE --patched-nomemcg CONSOLE]
+                       --out DIR
+
+The first pair of consoles ran the tests in a cgroup with the memory
+controller (memcg); the optional second pair, with fewer cells, booted with
+cgroup_disable=memory.  bench.md gets a table for each, the memory kept per
+VM (irq_routing_perf_test --mem-vms) and the series' targets.
 
 Fails (exit 1, one line) when a cell of LIST has no result in a console.
 
@@ -23,6 +30,9 @@ import sys
 
 PERF_RE = re.compile(r"^# # irq_routing_perf: (.*)$")
 ALLOC_RE = re.compile(r"^# bench-allocs: (SKIP )?(.*)$")
+MEM_RE = re.compile(r"^# # irq_routing_mem: (.*)$")
+CGROUP_RE = re.compile(r"^# cgroup: (.*)$")
+CMDLINE_RE = re.compile(r"Kernel command line: (.*)$")
 RUN_RE = re.compile(r"^# irqroute: running (\S+): ")
 TAP_RE = re.compile(r"^(not )?ok \d+ (\S+)( # SKIP.*)?$")
 VERSION_RE = re.compile(r"Linux version (\S+) (.*)$")
@@ -59,12 +69,20 @@ def parse_console(path):
     cells, took, status = {}, {}, {}
     version = None
     cur = None
+    cgroup = cmdline = None
     with open(path, errors="replace") as f:
         for line in f:
             line = line.rstrip("\r\n")
             m = VERSION_RE.search(line)
             if m and version is None:
                 version = {"release": m.group(1), "banner": "Linux version " + m.group(1) + " " + m.group(2)}
+            m = CGROUP_RE.match(line)
+            if m and cgroup is None:
+                cgroup = m.group(1)
+                continue
+            m = CMDLINE_RE.search(line)
+            if m and cmdline is None:
+                cmdline = m.group(1)
             m = RUN_RE.match(line)
             if m:
                 cur = m.group(1)
@@ -73,6 +91,10 @@ def parse_console(path):
             m = PERF_RE.match(line)
             if m and cur:
                 cells[cur]["perf"] = kv(m.group(1))
+                continue
+            m = MEM_RE.match(line)
+            if m and cur:
+                cells[cur]["mem"] = kv(m.group(1))
                 continue
             m = ALLOC_RE.match(line)
             if m and cur:
@@ -93,6 +115,9 @@ def parse_console(path):
             if m:
                 status[m.group(2)] = "fail" if m.group(1) else ("skip" if m.group(3) else "pass")
                 cur = None
+    if version is not None:
+        version["cgroup"] = cgroup
+        version["cmdline"] = cmdline
     return cells, version, took, status
 
 
@@ -122,6 +147,10 @@ def cell_row(c):
     if c["command"] == "bench-allocs.sh":
         row.update(kind="allocs", routes=int(args[0]), mode=args[1],
                    n1=int(args[2]), n2=int(args[3]))
+    elif "--mem-vms" in args:
+        row.update(kind="mem", routes=int(arg(args, "-r", "--routes")),
+                   vms=int(arg(args, "--mem-vms")),
+                   shrink=int(arg(args, "--mem-shrink", default=24)))
     else:
         row.update(kind="perf", routes=int(arg(args, "-r", "--routes")),
                    mode=arg(args, "-m", "--mode", default="full"),
@@ -200,14 +229,126 @@ def fmt(v, digits=3):
     return f"{v:.{digits}f}"
 
 
+def load_kernels(base, patched):
+    kernels = {}
+    for kname, path in (("base", base), ("patched", patched)):
+        cells, version, took, status = parse_console(path)
+        kernels[kname] = {"console": os.path.abspath(path), "cells": cells,
+                          "version": version, "took": took, "status": status}
+    return kernels
+
+
+def collect(matrix, kernels, where=""):
+    """One result row per matrix cell, with each kernel's values."""
+    results = []
+    for c in matrix:
+        row = cell_row(c)
+        name = row["name"]
+        for kname, k in kernels.items():
+            got = k["cells"].get(name)
+            st = k["status"].get(name)
+            key = row["kind"]
+            if not got or key not in got:
+                fail(f"cell {name} missing on the {kname}{where} kernel (status {st or 'not run'}; log: {k['console']})")
+            if key == "perf":
+                check_perf(row, got["perf"], kname + where, k["console"])
+            row[kname] = got[key]
+            row[kname + "_guest_s"] = k["took"].get(name)
+            row[kname + "_status"] = st
+        if row["kind"] == "perf":
+            set_ratio(row)
+        results.append(row)
+    return results
+
+
+def check_cgroup(kernels, memcg):
+    """Fail unless the boots ran with (memcg) or without the memory
+    controller, as /init and the kernel command line say."""
+    for kname, k in kernels.items():
+        v = k["version"] or {}
+        cg, cmd = v.get("cgroup") or "", v.get("cmdline") or ""
+        if memcg and ("memory" not in cg.split("controllers:")[-1] or "cgroup_disable=memory" in cmd):
+            fail(f"{kname} kernel: tests did not run in a memory-controlled cgroup ({cg!r}; log: {k['console']})")
+        if not memcg and "cgroup_disable=memory" not in cmd:
+            fail(f"{kname} no-memcg kernel: no cgroup_disable=memory on its command line (log: {k['console']})")
+
+
+def find(rows, **kw):
+    for r in rows:
+        if all(r.get(k) == v for k, v in kw.items()):
+            return r
+    return None
+
+
+def targets(perf, allocs, mems):
+    """The series' targets (issue 9), measured: markdown lines."""
+    md = ["| target | measured | met |", "|---|---|---|"]
+
+    def ratio(routes, mode, want):
+        r = find(perf, routes=routes, mode=mode, irqfds=0, inject=False)
+        if not r:
+            return
+        what = "grow to 4096 (total of one pass)" if mode == "grow" else f"{routes} routes {mode}"
+        md.append(f"| {what}: base/patched >= {want}x | {r['ratio']:.2f}x | {'yes' if r['ratio'] >= want else '**no**'} |")
+    ratio(4096, "full", 10)
+    ratio(512, "full", 6)
+    ratio(4096, "grow", 8)
+    done = [r for r in allocs if "skipped" not in r["patched"]]
+    if done:
+        worst = max(r["patched"]["per_update"] for r in done)
+        slab = max(r["patched"]["per_update_kmalloc"] + r["patched"]["per_update_kmem_cache_alloc"] for r in done)
+        cells = ", ".join(f"{r['routes']} {r['mode']}" for r in done)
+        md.append(f"| zero slab allocations per steady-state update ({cells}) | kmalloc + kmem_cache_alloc: at most {slab:.2f}/update; "
+                  f"with mm_page_alloc: at most {worst:.2f}/update | {'yes' if slab == 0 else '**no**'} |")
+    worst = None
+    for r in perf:
+        if r["mode"] != "same" or r["irqfds"] or r["inject"]:
+            continue
+        f = find(perf, routes=r["routes"], mode="full", irqfds=0, inject=False)
+        if f:
+            q = r["patched"]["avg_us"] / f["patched"]["avg_us"]
+            if worst is None or q > worst[0]:
+                worst = (q, r["routes"])
+    if worst:
+        md.append(f"| \"same\" no slower than \"full\" (patched, every size; 1 % for noise) | same/full at most {worst[0]:.3f} ({worst[1]} routes) "
+                  f"| {'yes' if worst[0] <= 1.01 else '**no**'} |")
+    for m in mems:
+        b, p = m["base"], m["patched"]
+        md.append(f"| memory, {m['routes']} routes: patched <= 2 x base per VM | {p['routes_kib']:.0f} KiB vs 2 x {b['routes_kib']:.0f} KiB "
+                  f"({p['routes_kib'] / b['routes_kib']:.2f}x) | {'yes' if p['routes_kib'] <= 2 * b['routes_kib'] else '**no**'} |"
+                  if m["routes"] == 4096 else None)
+        md.append(f"| memory, shrunk from {m['routes']} to {m['shrink']} routes: patched <= base + 64 KiB per VM "
+                  f"| {p['shrunk_kib']:.1f} KiB vs {b['shrunk_kib']:.1f} + 64 KiB | {'yes' if p['shrunk_kib'] <= b['shrunk_kib'] + 64 else '**no**'} |"
+                  if m["routes"] == 4096 else None)
+    return [x for x in md if x]
+
+
+def mem_table(mems):
+    md = ["| routes | VMs | KiB per VM | base | patched | patched - base |",
+          "|---:|---:|---|---:|---:|---:|"]
+    for m in mems:
+        b, p = m["base"], m["patched"]
+        for key, what in (("vm_kib", "empty VM (irqchip, default routes), above no VM"),
+                          ("routes_kib", f"{m['routes']} routes, above the empty VM"),
+                          ("shrunk_kib", f"shrunk to {m['shrink']} routes, above the empty VM")):
+            md.append(f"| {m['routes']} | {m['vms']} | {what} | {b[key]:.1f} | {p[key]:.1f} | {p[key] - b[key]:+.1f} |")
+    return md
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--matrix", required=True)
     ap.add_argument("--meta", required=True)
     ap.add_argument("--base", required=True)
     ap.add_argument("--patched", required=True)
+    ap.add_argument("--matrix-nomemcg")
+    ap.add_argument("--base-nomemcg")
+    ap.add_argument("--patched-nomemcg")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
+    nomemcg = bool(a.matrix_nomemcg)
+    if nomemcg and not (a.base_nomemcg and a.patched_nomemcg):
+        fail("--matrix-nomemcg needs --base-nomemcg and --patched-nomemcg")
 
     meta = {}
     with open(a.meta) as f:
@@ -218,33 +359,15 @@ def main():
     only = set(filter(None, meta.get("only", "").split(",")))
 
     matrix = [c for c in read_matrix(a.matrix) if not only or c["name"] in only]
-    kernels = {}
-    for kname, path in (("base", a.base), ("patched", a.patched)):
-        cells, version, took, status = parse_console(path)
-        kernels[kname] = {"console": os.path.abspath(path), "cells": cells,
-                          "version": version, "took": took, "status": status}
-
-    results = []
-    for c in matrix:
-        row = cell_row(c)
-        name = row["name"]
-        for kname, k in kernels.items():
-            got = k["cells"].get(name)
-            st = k["status"].get(name)
-            if row["kind"] == "perf":
-                if not got or "perf" not in got:
-                    fail(f"cell {name} missing on the {kname} kernel (status {st or 'not run'}; log: {k['console']})")
-                check_perf(row, got["perf"], kname, k["console"])
-                row[kname] = got["perf"]
-            else:
-                if not got or "allocs" not in got:
-                    fail(f"cell {name} missing on the {kname} kernel (status {st or 'not run'}; log: {k['console']})")
-                row[kname] = got["allocs"]
-            row[kname + "_guest_s"] = k["took"].get(name)
-            row[kname + "_status"] = st
-        if row["kind"] == "perf":
-            set_ratio(row)
-        results.append(row)
+    kernels = load_kernels(a.base, a.patched)
+    check_cgroup(kernels, True)
+    results = collect(matrix, kernels)
+    results_nm = []
+    if nomemcg:
+        matrix_nm = [c for c in read_matrix(a.matrix_nomemcg) if not only or c["name"] in only]
+        kernels_nm = load_kernels(a.base_nomemcg, a.patched_nomemcg)
+        check_cgroup(kernels_nm, False)
+        results_nm = collect(matrix_nm, kernels_nm, " (no memcg)")
 
     rel = {k: (v["version"] or {}).get("release") for k, v in kernels.items()}
     for kname in kernels:
@@ -255,15 +378,20 @@ def main():
     meta["kernel_banner"] = {k: (v["version"] or {}).get("banner") for k, v in kernels.items()}
     meta["console"] = {k: v["console"] for k, v in kernels.items()}
     meta["matrix"] = os.path.abspath(a.matrix)
+    if nomemcg:
+        meta["console_nomemcg"] = {k: v["console"] for k, v in kernels_nm.items()}
+        meta["matrix_nomemcg"] = os.path.abspath(a.matrix_nomemcg)
 
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "bench.json"), "w") as f:
-        json.dump({"meta": meta, "cells": results}, f, indent=1, sort_keys=False)
+        json.dump({"meta": meta, "cells": results, "cells_nomemcg": results_nm}, f, indent=1, sort_keys=False)
         f.write("\n")
 
     # --- markdown -----------------------------------------------------------
     perf = [r for r in results if r["kind"] == "perf"]
     allocs = [r for r in results if r["kind"] == "allocs"]
+    mems = [r for r in results if r["kind"] == "mem"]
+    perf_nm = [r for r in results_nm if r["kind"] == "perf"]
     md = []
     md.append("KVM_SET_GSI_ROUTING cost, irq_routing_perf_test, base vs patched.")
     md.append("")
@@ -274,12 +402,23 @@ def main():
         md.append(f"- kernels and test binary given on the command line, not rebuilt by this run: "
                   f"{meta['overrides'].strip()} (the config hash is that of the current configs/kvm.config)")
     md.append("- times are guest time under icount (one instruction = 1 ns), "
-              "not hardware time; same static test binary and seed on both kernels")
+              "not hardware time; same static test binary and seed on both kernels; "
+              "each cell's timed updates follow 10 untimed ones of the same kind (-w)")
     its = iterations_line(perf)
     if its:
         md.append(its)
     md.append("")
+    md.append("With the memory controller: the tests run in a child cgroup with memory accounting "
+              "(like a VMM under systemd), so every GFP_KERNEL_ACCOUNT allocation is charged.")
+    md.append("")
     md += perf_table(perf)
+    if perf_nm:
+        md.append("")
+        md.append("Without the memory controller: both kernels booted again with `cgroup_disable=memory`, "
+                  "which turns memory accounting off altogether (nothing is charged, the charging code is skipped); "
+                  "fewer cells:")
+        md.append("")
+        md += perf_table(perf_nm)
     if allocs:
         md.append("")
         done = [r for r in allocs if "skipped" not in r["base"] and "skipped" not in r["patched"]]
@@ -295,6 +434,21 @@ def main():
                           f"| {r['base']['per_update']:.2f} | {r['patched']['per_update']:.2f} |")
         else:
             md.append("Allocations per update: not measured (the kernels have no kmem trace events).")
+    if mems:
+        md.append("")
+        md.append("Kernel memory per VM, from memory.current of the test's cgroup "
+                  "(`irq_routing_perf_test --mem-vms 16 -r R --mem-shrink 24`: 16 VMs with an in-kernel irqchip; "
+                  "four updates with R routes, every route changing, then four with the first 24; "
+                  "memory.current moves in batches of the memcg per-CPU charge cache, "
+                  "so a value is good to about 16 KiB per VM):")
+        md.append("")
+        md += mem_table(mems)
+    tg = targets(perf, allocs, mems)
+    if len(tg) > 2:
+        md.append("")
+        md.append("Targets (issue 9, memory-controlled run):")
+        md.append("")
+        md += tg
     with open(os.path.join(a.out, "bench.md"), "w") as f:
         f.write("\n".join(md) + "\n")
 

@@ -697,6 +697,11 @@ struct kvm_irq_routing_table {
 	/* Capacity of entries[] and map[], for reuse by a later update. */
 	u32 max_entries;
 	u32 max_rt_entries;
+	/*
+	 * With CONFIG_PROVE_RCU, the SRCU grace period that must complete
+	 * before the table is reused (get_state_synchronize_srcu()).
+	 */
+	unsigned long retired;
 	u32 nr_rt_entries;
 	/*
 	 * Array indexed by gsi. Each entry contains list of irq chips
@@ -854,8 +859,6 @@ struct kvm {
 	 * by the next routing update.  Taken and replaced with xchg().
 	 */
 	struct kvm_irq_routing_table *irq_routing_cache;
-	/* KVM_SET_GSI_ROUTING's copy of the user's entries, kept likewise. */
-	struct kvm_irq_routing_copy *irq_routing_copy_cache;
 
 	struct hlist_head irq_ack_notifier_list;
 #endif
@@ -1837,7 +1840,6 @@ struct kvm_irq_ack_notifier {
 
 int kvm_irq_map_gsi(struct kvm *kvm,
 		    struct kvm_kernel_irq_routing_entry *entries, int gsi);
-
 int kvm_irq_map_chip_pin(struct kvm *kvm, unsigned irqchip, unsigned pin);
 
 int kvm_set_irq(struct kvm *kvm, int irq_source_id, u32 irq, int level,
@@ -2250,8 +2252,9 @@ int kvm_set_irq_routing(struct kvm *kvm,
 			const struct kvm_irq_routing_entry *entries,
 			unsigned nr,
 			unsigned flags);
-int kvm_vm_ioctl_set_gsi_routing(struct kvm *kvm,
-				 struct kvm_irq_routing __user *urouting);
+int kvm_set_irq_routing_user(struct kvm *kvm,
+			     const struct kvm_irq_routing_entry __user *entries,
+			     u32 nr, u32 flags);
 int kvm_init_irq_routing(struct kvm *kvm);
 int kvm_set_routing_entry(struct kvm *kvm,
 			  struct kvm_kernel_irq_routing_entry *e,

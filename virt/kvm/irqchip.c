@@ -15,6 +15,7 @@
 #include <linux/kvm_host.h>
 #include <linux/slab.h>
 #include <linux/srcu.h>
+#include <linux/vmalloc.h>
 #include <linux/export.h>
 #include <trace/events/kvm.h>
 
@@ -106,51 +107,141 @@ static void free_irq_routing_table(struct kvm_irq_routing_table *rt)
 }
 
 /*
- * Round capacities up to a power of two, so that a table which grows by one
- * entry per update (QEMU adds MSI-X vectors one at a time while VFIO enables
- * them) fits in the table freed by the previous update most of the time.
+ * A table's arrays are kept for later updates, so they are sized by what the
+ * allocation really provides, and all of it is used.  Up to
+ * KMALLOC_MAX_CACHE_SIZE, that is kmalloc()'s bucket.  Above, kmalloc()
+ * rounds up to a power-of-two number of pages, up to twice the size asked for
+ * (KVM_MAX_IRQ_ROUTES entries, 320 KiB on x86-64, would take 512 KiB), so
+ * larger arrays come from vmalloc(), in whole pages.
  */
-static u32 irq_routing_capacity(u32 n)
+static void *irq_routing_alloc(size_t *size)
 {
-	return n ? roundup_pow_of_two(n) : 0;
+	if (*size <= KMALLOC_MAX_CACHE_SIZE) {
+		*size = kmalloc_size_roundup(*size);
+		return kmalloc(*size, GFP_KERNEL_ACCOUNT);
+	}
+
+	*size = PAGE_ALIGN(*size);
+	return __vmalloc(*size, GFP_KERNEL_ACCOUNT);
 }
 
 /*
- * Return a table with room for @nr entries and GSIs below @nr_rt_entries,
- * with no routes and every irqchip pin unmapped.  The entries themselves are
- * not initialized: setup_routing_entry() and kvm_set_routing_entry() fill
- * every field that is used for the entry's type.
+ * New arrays get a quarter more room than asked for, so that a table that
+ * grows by one entry per update, as QEMU's does while VFIO enables MSI-X
+ * vectors one at a time, is rebuilt in the cached table on most updates.
  */
-static struct kvm_irq_routing_table *
-alloc_irq_routing_table(struct kvm *kvm, u32 nr_rt_entries, u32 nr)
+static u32 irq_routing_want(u32 n)
+{
+	return min_t(u32, n + n / 4, KVM_MAX_IRQ_ROUTES);
+}
+
+/*
+ * Whether an array with room for @max elements may hold @n of them: it must
+ * be large enough, and not much larger than needed, so that a VM whose table
+ * shrinks does not keep the memory of its largest table.  Arrays of up to
+ * IRQ_ROUTING_SMALL elements are always small enough.
+ */
+#define IRQ_ROUTING_SMALL	64
+
+static bool irq_routing_fits(u32 max, u32 n)
+{
+	return n <= max && max / 2 <= max_t(u32, n, IRQ_ROUTING_SMALL);
+}
+
+static bool irq_routing_table_fits(struct kvm_irq_routing_table *rt,
+				   u32 nr_rt_entries, u32 nr)
+{
+	return irq_routing_fits(rt->max_rt_entries, nr_rt_entries) &&
+	       irq_routing_fits(rt->max_entries, nr);
+}
+
+/* A new table with a map for GSIs below @nr_rt_entries, and no entries. */
+static struct kvm_irq_routing_table *irq_routing_alloc_map(u32 nr_rt_entries)
 {
 	struct kvm_irq_routing_table *rt;
-	u32 max_rt_entries;
+	size_t size;
+
+	size = struct_size(rt, map, irq_routing_want(nr_rt_entries));
+	rt = irq_routing_alloc(&size);
+	if (!rt)
+		return NULL;
+
+	rt->max_rt_entries = min_t(size_t, KVM_MAX_IRQ_ROUTES,
+				   (size - sizeof(*rt)) / sizeof(rt->map[0]));
+	rt->max_entries = 0;
+	rt->entries = NULL;
+	/* Never published. */
+	rt->retired = get_completed_synchronize_srcu();
+	return rt;
+}
+
+/*
+ * Return a table with room for @nr entries, whose map irq_routing_fit_map()
+ * sizes once the GSIs are known: the cached table if its entries fit (see
+ * irq_routing_fits()), else a new one.  The entries are not initialized:
+ * setup_routing_entry() and kvm_set_routing_entry() fill every field that
+ * is used for the entry's type.
+ */
+static struct kvm_irq_routing_table *
+alloc_irq_routing_table(struct kvm *kvm, u32 nr)
+{
+	struct kvm_irq_routing_table *rt;
+	size_t size;
 
 	/* xchg() hands the cached table to one updater at most. */
 	rt = xchg(&kvm->irq_routing_cache, NULL);
-	if (rt && (rt->max_rt_entries < nr_rt_entries || rt->max_entries < nr)) {
+	if (rt && !irq_routing_fits(rt->max_entries, nr)) {
 		free_irq_routing_table(rt);
 		rt = NULL;
 	}
 
-	if (!rt) {
-		max_rt_entries = irq_routing_capacity(nr_rt_entries);
-		rt = kvmalloc_flex(*rt, map, max_rt_entries, GFP_KERNEL_ACCOUNT);
-		if (!rt)
-			return NULL;
+	if (rt) {
+		/*
+		 * A cached table must have been out of every SRCU reader's
+		 * sight since before a grace period that has completed.
+		 */
+		if (IS_ENABLED(CONFIG_PROVE_RCU))
+			WARN_ON_ONCE(!poll_state_synchronize_srcu(&kvm->irq_srcu,
+								  rt->retired));
+		return rt;
+	}
 
-		rt->max_rt_entries = max_rt_entries;
-		rt->max_entries = irq_routing_capacity(nr);
-		rt->entries = NULL;
-		if (rt->max_entries) {
-			rt->entries = kvmalloc_objs(*rt->entries, rt->max_entries,
-						    GFP_KERNEL_ACCOUNT);
-			if (!rt->entries) {
-				kvfree(rt);
-				return NULL;
-			}
+	/* Most tables use GSIs 0 to @nr - 1, or a few more. */
+	rt = irq_routing_alloc_map(nr + 1);
+	if (!rt || !nr)
+		return rt;
+
+	size = array_size(irq_routing_want(nr), sizeof(rt->entries[0]));
+	rt->entries = irq_routing_alloc(&size);
+	if (!rt->entries) {
+		kvfree(rt);
+		return NULL;
+	}
+	rt->max_entries = min_t(size_t, KVM_MAX_IRQ_ROUTES,
+				size / sizeof(rt->entries[0]));
+	return rt;
+}
+
+/*
+ * Give @rt a map for GSIs below @nr_rt_entries, with no routes and every
+ * irqchip pin unmapped.  If its map does not fit, its entries move to a new
+ * table.  Returns NULL, with @rt freed, if that cannot be allocated.
+ */
+static struct kvm_irq_routing_table *
+irq_routing_fit_map(struct kvm_irq_routing_table *rt, u32 nr_rt_entries)
+{
+	struct kvm_irq_routing_table *new;
+
+	if (!irq_routing_fits(rt->max_rt_entries, nr_rt_entries)) {
+		new = irq_routing_alloc_map(nr_rt_entries);
+		if (!new) {
+			free_irq_routing_table(rt);
+			return NULL;
 		}
+		new->entries = rt->entries;
+		new->max_entries = rt->max_entries;
+		kvfree(rt);
+		rt = new;
 	}
 
 	rt->nr_rt_entries = nr_rt_entries;
@@ -161,13 +252,21 @@ alloc_irq_routing_table(struct kvm *kvm, u32 nr_rt_entries, u32 nr)
 }
 
 /*
- * Keep @rt for the next update.  No SRCU reader may be able to see @rt: it
- * was either never published, or replaced and followed by a grace period.
- * At most one table is kept per VM; the one it replaces is freed.
+ * Keep @rt for the next update, if it fits a table of @nr entries and GSIs
+ * below @nr_rt_entries, the size of the table just installed (or of the
+ * one that failed validation); free it otherwise.  No SRCU reader may be
+ * able to see @rt: it was either never published, or replaced and followed
+ * by a grace period.  At most one table is kept per VM; the one it replaces
+ * is freed.
  */
 static void release_irq_routing_table(struct kvm *kvm,
-				      struct kvm_irq_routing_table *rt)
+				      struct kvm_irq_routing_table *rt,
+				      u32 nr_rt_entries, u32 nr)
 {
+	if (rt && !irq_routing_table_fits(rt, nr_rt_entries, nr)) {
+		free_irq_routing_table(rt);
+		return;
+	}
 	if (rt)
 		free_irq_routing_table(xchg(&kvm->irq_routing_cache, rt));
 }
@@ -180,18 +279,27 @@ void kvm_free_irq_routing(struct kvm *kvm)
 	free_irq_routing_table(rt);
 	free_irq_routing_table(kvm->irq_routing_cache);
 	kvm->irq_routing_cache = NULL;
-	kvfree(kvm->irq_routing_copy_cache);
-	kvm->irq_routing_copy_cache = NULL;
 }
 
-static int setup_routing_entry(struct kvm *kvm,
-			       struct kvm_irq_routing_table *rt,
-			       struct kvm_kernel_irq_routing_entry *e,
-			       const struct kvm_irq_routing_entry *ue)
+static __always_inline int
+setup_routing_entry(struct kvm *kvm, struct kvm_irq_routing_table *rt,
+		    struct kvm_kernel_irq_routing_entry *e,
+		    const struct kvm_irq_routing_entry *uentry)
 {
 	struct kvm_kernel_irq_routing_entry *ei;
 	int r;
-	u32 gsi = array_index_nospec(ue->gsi, KVM_MAX_IRQ_ROUTES);
+	u32 gsi = array_index_nospec(uentry->gsi, KVM_MAX_IRQ_ROUTES);
+
+	switch (uentry->type) {
+	case KVM_IRQ_ROUTING_MSI:
+		if (uentry->flags & ~KVM_MSI_VALID_DEVID)
+			return -EINVAL;
+		break;
+	default:
+		if (uentry->flags)
+			return -EINVAL;
+		break;
+	}
 
 	/*
 	 * Do not allow GSI to be mapped to the same irqchip more than once.
@@ -199,13 +307,13 @@ static int setup_routing_entry(struct kvm *kvm,
 	 */
 	hlist_for_each_entry(ei, &rt->map[gsi], link)
 		if (ei->type != KVM_IRQ_ROUTING_IRQCHIP ||
-		    ue->type != KVM_IRQ_ROUTING_IRQCHIP ||
-		    ue->u.irqchip.irqchip == ei->irqchip.irqchip)
+		    uentry->type != KVM_IRQ_ROUTING_IRQCHIP ||
+		    uentry->u.irqchip.irqchip == ei->irqchip.irqchip)
 			return -EINVAL;
 
 	e->gsi = gsi;
-	e->type = ue->type;
-	r = kvm_set_routing_entry(kvm, e, ue);
+	e->type = uentry->type;
+	r = kvm_set_routing_entry(kvm, e, uentry);
 	if (r)
 		return r;
 	if (e->type == KVM_IRQ_ROUTING_IRQCHIP) {
@@ -241,51 +349,96 @@ bool __weak kvm_arch_can_set_irq_routing(struct kvm *kvm)
 	return true;
 }
 
-int kvm_set_irq_routing(struct kvm *kvm,
-			const struct kvm_irq_routing_entry *ue,
-			unsigned nr,
-			unsigned flags)
+/*
+ * Where KVM_SET_GSI_ROUTING copies the @nr entries of the user's array: the
+ * end of @rt's entries, which has room for both arrays, so that there is no
+ * other copy to allocate.  The user's entries are turned into kernel entries
+ * in place, in order.  As a kernel entry is at least as large as a user's,
+ * and the copy starts at least @nr times the difference into the array,
+ * kernel entry i ends before user entry i + 1 starts: writing it can only
+ * overwrite user entry i itself, which __kvm_set_irq_routing() then reads
+ * from a copy on the stack.  That happens only for the last few entries,
+ * if any: the overlap grows with i.
+ */
+static struct kvm_irq_routing_entry *
+irq_routing_user_copy(struct kvm_irq_routing_table *rt, u32 nr)
+{
+	BUILD_BUG_ON(sizeof(rt->entries[0]) < sizeof(struct kvm_irq_routing_entry));
+	BUILD_BUG_ON(__alignof__(rt->entries[0]) <
+		     __alignof__(struct kvm_irq_routing_entry));
+
+	return (void *)&rt->entries[rt->max_entries] -
+	       nr * sizeof(struct kvm_irq_routing_entry);
+}
+
+/*
+ * Install the @nr entries at @entries, a kernel array, or at @uentries, a
+ * user array that is first copied into the new table.
+ */
+static int __kvm_set_irq_routing(struct kvm *kvm,
+				 const struct kvm_irq_routing_entry *entries,
+				 const struct kvm_irq_routing_entry __user *uentries,
+				 u32 nr, u32 flags)
 {
 	struct kvm_irq_routing_table *new, *old;
+	const struct kvm_irq_routing_entry *u;
 	struct kvm_kernel_irq_routing_entry *e;
-	u32 i, nr_rt_entries = 0;
+	struct kvm_irq_routing_entry *copy, tmp;
+	u32 i, nr_direct, nr_rt_entries = 0;
 	int r;
 
+	new = alloc_irq_routing_table(kvm, nr);
+	if (!new)
+		return -ENOMEM;
+
+	if (uentries && nr) {
+		copy = irq_routing_user_copy(new, nr);
+		r = -EFAULT;
+		if (copy_from_user(copy, uentries, nr * sizeof(*copy)))
+			goto out;
+		entries = copy;
+	}
+
+	r = -EINVAL;
 	for (i = 0; i < nr; ++i) {
-		if (ue[i].gsi >= KVM_MAX_IRQ_ROUTES)
-			return -EINVAL;
-		nr_rt_entries = max(nr_rt_entries, ue[i].gsi);
+		if (entries[i].gsi >= KVM_MAX_IRQ_ROUTES)
+			goto out;
+		nr_rt_entries = max(nr_rt_entries, entries[i].gsi);
 	}
 
 	nr_rt_entries += 1;
 
-	new = alloc_irq_routing_table(kvm, nr_rt_entries, nr);
+	new = irq_routing_fit_map(new, nr_rt_entries);
 	if (!new)
 		return -ENOMEM;
 
-	for (i = 0; i < nr; ++i) {
-		e = &new->entries[i];
+	/*
+	 * From @nr_direct on, a user entry in the table may overlap the
+	 * kernel entry built from it: see irq_routing_user_copy().
+	 */
+	nr_direct = nr;
+	while (uentries && nr_direct &&
+	       (void *)&new->entries[nr_direct] > (void *)&entries[nr_direct - 1])
+		nr_direct--;
 
-		r = -EINVAL;
-		switch (ue->type) {
-		case KVM_IRQ_ROUTING_MSI:
-			if (ue->flags & ~KVM_MSI_VALID_DEVID)
-				goto out;
-			break;
-		default:
-			if (ue->flags)
-				goto out;
-			break;
-		}
-		r = setup_routing_entry(kvm, new, e, ue);
+	e = new->entries;
+	for (u = entries; u < entries + nr_direct; u++, e++) {
+		r = setup_routing_entry(kvm, new, e, u);
 		if (r)
 			goto out;
-		++ue;
+	}
+	for (; u < entries + nr; u++, e++) {
+		tmp = *u;
+		r = setup_routing_entry(kvm, new, e, &tmp);
+		if (r)
+			goto out;
 	}
 
 	mutex_lock(&kvm->irq_lock);
 	old = rcu_dereference_protected(kvm->irq_routing, 1);
 	rcu_assign_pointer(kvm->irq_routing, new);
+	if (IS_ENABLED(CONFIG_PROVE_RCU))
+		old->retired = get_state_synchronize_srcu(&kvm->irq_srcu);
 	kvm_irq_routing_update(kvm);
 	kvm_arch_irq_routing_update(kvm);
 	mutex_unlock(&kvm->irq_lock);
@@ -295,69 +448,23 @@ int kvm_set_irq_routing(struct kvm *kvm,
 	new = old;
 	r = 0;
 out:
-	release_irq_routing_table(kvm, new);
+	release_irq_routing_table(kvm, new, nr_rt_entries, nr);
 
 	return r;
 }
 
-/* KVM_SET_GSI_ROUTING's copy of the entries passed by userspace. */
-struct kvm_irq_routing_copy {
-	u32 max_entries;
-	struct kvm_irq_routing_entry entries[] __counted_by(max_entries);
-};
-
-int kvm_vm_ioctl_set_gsi_routing(struct kvm *kvm,
-				 struct kvm_irq_routing __user *urouting)
+int kvm_set_irq_routing(struct kvm *kvm,
+			const struct kvm_irq_routing_entry *entries,
+			unsigned int nr, unsigned int flags)
 {
-	struct kvm_irq_routing_copy *copy = NULL;
-	struct kvm_irq_routing routing;
-	u32 max_entries;
-	int r;
+	return __kvm_set_irq_routing(kvm, entries, NULL, nr, flags);
+}
 
-	if (copy_from_user(&routing, urouting, sizeof(routing)))
-		return -EFAULT;
-	if (!kvm_arch_can_set_irq_routing(kvm))
-		return -EINVAL;
-	if (routing.nr > KVM_MAX_IRQ_ROUTES)
-		return -EINVAL;
-	if (routing.flags)
-		return -EINVAL;
-
-	if (routing.nr) {
-		/*
-		 * Copy the entries into the buffer that the previous call
-		 * used, if it is large enough, rather than allocating up to
-		 * KVM_MAX_IRQ_ROUTES * 48 bytes on every call.  xchg() hands
-		 * the buffer to one caller at most.
-		 */
-		copy = xchg(&kvm->irq_routing_copy_cache, NULL);
-		if (copy && copy->max_entries < routing.nr) {
-			kvfree(copy);
-			copy = NULL;
-		}
-		if (!copy) {
-			max_entries = irq_routing_capacity(routing.nr);
-			copy = kvmalloc_flex(*copy, entries, max_entries,
-					     GFP_KERNEL_ACCOUNT);
-			if (!copy)
-				return -ENOMEM;
-			/* Not every compiler has __counted_by(). */
-			copy->max_entries = max_entries;
-		}
-
-		if (copy_from_user(copy->entries, urouting->entries,
-				   routing.nr * sizeof(copy->entries[0]))) {
-			r = -EFAULT;
-			goto out;
-		}
-	}
-
-	r = kvm_set_irq_routing(kvm, copy ? copy->entries : NULL, routing.nr,
-				routing.flags);
-out:
-	if (copy)
-		kvfree(xchg(&kvm->irq_routing_copy_cache, copy));
-	return r;
+int kvm_set_irq_routing_user(struct kvm *kvm,
+			     const struct kvm_irq_routing_entry __user *entries,
+			     u32 nr, u32 flags)
+{
+	return __kvm_set_irq_routing(kvm, NULL, entries, nr, flags);
 }
 
 /*
@@ -369,7 +476,9 @@ int kvm_init_irq_routing(struct kvm *kvm)
 {
 	struct kvm_irq_routing_table *new;
 
-	new = alloc_irq_routing_table(kvm, 1, 0);
+	new = alloc_irq_routing_table(kvm, 0);
+	if (new)
+		new = irq_routing_fit_map(new, 1);
 	if (!new)
 		return -ENOMEM;
 

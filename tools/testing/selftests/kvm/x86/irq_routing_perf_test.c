@@ -9,11 +9,20 @@
  * actually changes matters for interrupt-heavy guests.
  *
  * All table variants are built before the timed loop, only the ioctl itself
- * is timed.  Timings are reported, never asserted on; the test fails only if
- * an ioctl fails or, with --inject, if an interrupt signalled through an
- * irqfd while the routing table is being rewritten is lost.
+ * is timed, after a few untimed updates of the same kind (-w) that let the
+ * kernel reach its steady state.  Timings are reported, never asserted on;
+ * the test fails only if an ioctl fails or, with --inject, if an interrupt
+ * signalled through an irqfd while the routing table is being rewritten is
+ * lost.
+ *
+ * With --mem-vms N, the test instead measures the kernel memory that a VM's
+ * routing table keeps: it creates N VMs with an in-kernel irqchip and reads
+ * memory.current of its own cgroup v2 cgroup when they are empty, after a
+ * few updates with -r routes and after shrinking them to --mem-shrink
+ * routes.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
@@ -31,14 +40,14 @@
 #include "test_util.h"
 #include "ucall_common.h"
 
-#ifdef __x86_64__
 #include "apic.h"
 #include "processor.h"
-#endif
 
 #define DEFAULT_NR_ROUTES	512
 #define DEFAULT_ITERATIONS	50000
 #define DEFAULT_INJECT_COUNT	1000
+#define DEFAULT_WARMUP		10
+#define DEFAULT_MEM_SHRINK	24
 
 /* How long to wait for one injected interrupt; generous for TCG hosts. */
 #define INJECT_TIMEOUT_NS	(10ULL * NSEC_PER_SEC)
@@ -87,6 +96,11 @@ struct test_params {
 	bool mix;
 	bool inject;
 	u32 inject_count;
+	u32 warmup;
+	bool warmup_set;
+	const char *pcpu_list;
+	u32 mem_vms;
+	u32 mem_shrink;
 	bool quiet;
 };
 
@@ -98,7 +112,12 @@ static struct test_params p = {
 	.mode = MODE_FULL,
 	.nr_vcpus = 1,
 	.inject_count = DEFAULT_INJECT_COUNT,
+	.warmup = DEFAULT_WARMUP,
+	.mem_shrink = DEFAULT_MEM_SHRINK,
 };
+
+/* With -c: the pCPU of each vCPU thread. */
+static u32 vcpu_to_pcpu[KVM_MAX_VCPUS];
 
 /* Host side of the injector. */
 static int *irqfds;
@@ -108,7 +127,6 @@ static u64 nr_injected;
 static bool stop_injecting;
 static bool inject_timed_out;
 
-#ifdef __x86_64__
 /* Guest side: per-vCPU count of received (non-wakeup) interrupts. */
 static u64 guest_irq_count[KVM_MAX_VCPUS];
 static bool guest_ready[KVM_MAX_VCPUS];
@@ -225,43 +243,6 @@ static void stop_guest(struct kvm_vm *vm, struct kvm_vcpu **vcpus)
 	}
 }
 
-static const bool inject_supported = true;
-static const bool mix_supported = true;
-#else
-/*
- * Routing and timing are arch-neutral, but the guest side of --inject and
- * the PIC/IOAPIC layout of --mix are implemented for x86 only.
- */
-static void guest_code(void)
-{
-	GUEST_DONE();
-}
-
-static void msi_entry_init(struct kvm_irq_routing_entry *e, u32 gsi,
-			   u32 vcpu_id, u8 vector)
-{
-	e->gsi = gsi;
-	e->type = KVM_IRQ_ROUTING_MSI;
-	e->flags = 0;
-	e->u.msi.address_lo = vcpu_id << 12;
-	e->u.msi.address_hi = 0;
-	e->u.msi.data = vector;
-}
-
-static u32 irqchip_entries_init(struct kvm_irq_routing_entry *e)
-{
-	return 0;
-}
-
-static void require_full_irqchip(struct kvm_vm *vm) { }
-static void setup_guest_irqs(struct kvm_vm *vm) { }
-static void wait_for_guest_ready(struct kvm_vm *vm, struct kvm_vcpu **vcpus) { }
-static void stop_guest(struct kvm_vm *vm, struct kvm_vcpu **vcpus) { }
-
-static const bool inject_supported;
-static const bool mix_supported;
-#endif
-
 static u64 guest_irqs_received(void)
 {
 	u64 sum = 0;
@@ -370,6 +351,30 @@ static u64 percentile(const u64 *sorted, u32 n, u32 pct)
 	return sorted[rank ? rank - 1 : 0];
 }
 
+/* Square root by Newton's method: the selftests don't link libm. */
+static double sqrt_newton(double x)
+{
+	double r = x > 1 ? x : 1;
+	int i;
+
+	if (x <= 0)
+		return 0;
+	for (i = 0; i < 100; i++)
+		r = (r + x / r) / 2;
+	return r;
+}
+
+/* Population standard deviation of n samples, in ns. */
+static double stddev_ns(const u64 *samples, u32 n, u64 total)
+{
+	double mean = (double)total / n, sum = 0;
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		sum += (samples[i] - mean) * (samples[i] - mean);
+	return sqrt_newton(sum / n);
+}
+
 static void raise_nofile_limit(u32 nr_fds)
 {
 	struct rlimit rl;
@@ -385,11 +390,127 @@ static void raise_nofile_limit(u32 nr_fds)
 		    nr_fds, (unsigned long)rl.rlim_max);
 }
 
+/* memory.current of this process's cgroup v2 cgroup, or -1. */
+static int open_memory_current(void)
+{
+	char line[PATH_MAX], path[PATH_MAX + 32];
+	int fd = -1;
+	FILE *f;
+
+	f = fopen("/proc/self/cgroup", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current",
+			 line + 3);
+		fd = open(path, O_RDONLY);
+		break;
+	}
+	fclose(f);
+	return fd;
+}
+
+static s64 read_memory_current(int fd)
+{
+	char buf[32];
+	ssize_t n;
+
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	TEST_ASSERT(n > 0, "Reading memory.current failed, errno = %d", errno);
+	buf[n] = '\0';
+	return strtoll(buf, NULL, 10);
+}
+
+static void set_routing_all(struct kvm_vm **vms, struct kvm_irq_routing *routing)
+{
+	u32 v;
+
+	for (v = 0; v < p.mem_vms; v++)
+		set_routing_timed(vms[v], routing);
+}
+
+/*
+ * Kernel memory kept by the routing tables of --mem-vms VMs, per VM, from
+ * memory.current: with memory accounting, every allocation of the tables is
+ * charged to the cgroup of the task that makes it.  Each VM first gets a few
+ * updates with -r routes, every one changing every route, as in mode full,
+ * then a few with the first --mem-shrink routes; each reading is taken after
+ * the last of its updates.  memory.current moves in batches (the memcg
+ * per-CPU charge cache): use enough VMs that a batch is small per VM.
+ */
+static void measure_memory(void)
+{
+	struct kvm_irq_routing *tables[2];
+	s64 before, empty, full, shrunk;
+	struct kvm_vm **vms;
+	struct utsname uts;
+	u32 v, i, k;
+	int fd;
+
+	fd = open_memory_current();
+	__TEST_REQUIRE(fd >= 0,
+		       "--mem-vms needs memory.current in this process's cgroup (cgroup v2 with the memory controller, not the root cgroup)");
+
+	for (k = 0; k < 2; k++) {
+		tables[k] = routing_alloc(p.nr_routes);
+		for (i = 0; i < p.nr_routes; i++)
+			msi_entry_init(&tables[k]->entries[i], i, 0,
+				       MSI_VECTOR_BASE +
+				       (i + k * MSI_NR_VECTORS / 2) % MSI_NR_VECTORS);
+	}
+	vms = calloc(p.mem_vms, sizeof(*vms));
+	TEST_ASSERT(vms, "Failed to allocate %u VMs", p.mem_vms);
+
+	before = read_memory_current(fd);
+	for (v = 0; v < p.mem_vms; v++) {
+		vms[v] = vm_create_barebones();
+		vm_create_irqchip(vms[v]);
+	}
+	empty = read_memory_current(fd);
+
+	for (k = 0; k < 4; k++) {
+		tables[k & 1]->nr = p.nr_routes;
+		set_routing_all(vms, tables[k & 1]);
+	}
+	full = read_memory_current(fd);
+
+	for (k = 0; k < 4; k++) {
+		tables[k & 1]->nr = p.mem_shrink;
+		set_routing_all(vms, tables[k & 1]);
+	}
+	shrunk = read_memory_current(fd);
+
+	ksft_test_result_pass("memory.current with %u VMs: %u routes, then %u\n",
+			      p.mem_vms, p.nr_routes, p.mem_shrink);
+
+	TEST_ASSERT(!uname(&uts), "uname() failed");
+	ksft_print_msg("irq_routing_mem: vms=%u routes=%u shrink_routes=%u",
+		       p.mem_vms, p.nr_routes, p.mem_shrink);
+	printf(" before_bytes=%lld empty_bytes=%lld routes_bytes=%lld shrunk_bytes=%lld",
+	       (long long)before, (long long)empty, (long long)full,
+	       (long long)shrunk);
+	printf(" vm_kib=%.1f routes_kib=%.1f shrunk_kib=%.1f kernel=%s\n",
+	       (empty - before) / 1024.0 / p.mem_vms,
+	       (full - empty) / 1024.0 / p.mem_vms,
+	       (shrunk - empty) / 1024.0 / p.mem_vms, uts.release);
+
+	for (v = 0; v < p.mem_vms; v++)
+		kvm_vm_free(vms[v]);
+	free(vms);
+	free(tables[0]);
+	free(tables[1]);
+	close(fd);
+}
+
 static void help(const char *name)
 {
 	printf("usage: %s [-h] [-r routes] [-i iterations] [-m mode] [-f irqfds]\n"
-	       "       [-v vcpus] [-s seed] [-q] [--mix] [--inject]\n"
-	       "       [--inject-count count]\n", name);
+	       "       [-v vcpus] [-w warmup] [-c pcpus] [-s seed] [-q] [--mix]\n"
+	       "       [--inject] [--inject-count count]\n"
+	       "       [--mem-vms vms [--mem-shrink routes]]\n", name);
 	puts("");
 	puts("Measure the latency of KVM_SET_GSI_ROUTING.");
 	puts("");
@@ -404,10 +525,16 @@ static void help(const char *name)
 	puts("                       churn: one route's MSI data, rotating");
 	puts("                       same:  nothing, identical table");
 	puts("                       grow:  call k installs (k % routes) + 1");
-	puts("                              MSI routes, as VFIO MSI-X enable");
+	puts("                              MSI routes, as VFIO MSI-X enable;");
+	puts("                              its percentiles mix every table");
+	puts("                              size from 1 to routes");
 	puts(" -f, --irqfds N        attach N irqfds to the first N routes");
 	puts(" -v, --vcpus N         number of vCPUs, routes target them");
 	puts("                       round-robin (default 1)");
+	printf(" -w, --warmup N        untimed updates of the same kind before\n"
+	       "                       the timed ones (default %u; grow: none,\n"
+	       "                       its pass starts from the empty table)\n",
+	       DEFAULT_WARMUP);
 	puts(" -s, --seed SEED       random seed for the route vectors");
 	puts(" -q, --quiet           print only TAP and the summary line");
 	puts("     --mix             also route GSIs 0-23 to the in-kernel");
@@ -417,12 +544,25 @@ static void help(const char *name)
 	puts("                       interrupt (x86, implies -f 1 if -f 0)");
 	printf("     --inject-count N  number of interrupts to inject\n"
 	       "                       (default %u)\n", DEFAULT_INJECT_COUNT);
+	puts("     --mem-vms N       measure memory instead of time: create N");
+	puts("                       VMs with an in-kernel irqchip, and print");
+	puts("                       memory.current of this process's cgroup");
+	puts("                       per VM, empty, with -r routes and after");
+	puts("                       shrinking to --mem-shrink routes");
+	printf("     --mem-shrink N    routes after shrinking (default %u)\n",
+	       DEFAULT_MEM_SHRINK);
+	puts("");
+	puts(" The vCPU threads run only with --inject; the main task is the");
+	puts(" one that calls KVM_SET_GSI_ROUTING.");
+	kvm_print_vcpu_pinning_help();
 }
 
 enum {
 	OPT_MIX = 0x100,
 	OPT_INJECT,
 	OPT_INJECT_COUNT,
+	OPT_MEM_VMS,
+	OPT_MEM_SHRINK,
 };
 
 static const struct option long_options[] = {
@@ -432,11 +572,15 @@ static const struct option long_options[] = {
 	{ "mode",		required_argument,	NULL, 'm' },
 	{ "irqfds",		required_argument,	NULL, 'f' },
 	{ "vcpus",		required_argument,	NULL, 'v' },
+	{ "warmup",		required_argument,	NULL, 'w' },
+	{ "pcpus",		required_argument,	NULL, 'c' },
 	{ "seed",		required_argument,	NULL, 's' },
 	{ "quiet",		no_argument,		NULL, 'q' },
 	{ "mix",		no_argument,		NULL, OPT_MIX },
 	{ "inject",		no_argument,		NULL, OPT_INJECT },
 	{ "inject-count",	required_argument,	NULL, OPT_INJECT_COUNT },
+	{ "mem-vms",		required_argument,	NULL, OPT_MEM_VMS },
+	{ "mem-shrink",		required_argument,	NULL, OPT_MEM_SHRINK },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -456,7 +600,7 @@ static void parse_args(int argc, char *argv[])
 {
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "hr:i:m:f:v:s:q", long_options,
+	while ((opt = getopt_long(argc, argv, "hr:i:m:f:v:w:c:s:q", long_options,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'r':
@@ -475,6 +619,13 @@ static void parse_args(int argc, char *argv[])
 		case 'v':
 			p.nr_vcpus = atoi_positive("Number of vCPUs", optarg);
 			break;
+		case 'w':
+			p.warmup = atoi_non_negative("Number of warm-up updates", optarg);
+			p.warmup_set = true;
+			break;
+		case 'c':
+			p.pcpu_list = optarg;
+			break;
 		case 's':
 			kvm_random_seed = atoi_non_negative("Seed", optarg);
 			break;
@@ -489,6 +640,12 @@ static void parse_args(int argc, char *argv[])
 			break;
 		case OPT_INJECT_COUNT:
 			p.inject_count = atoi_positive("Number of injections", optarg);
+			break;
+		case OPT_MEM_VMS:
+			p.mem_vms = atoi_positive("Number of VMs", optarg);
+			break;
+		case OPT_MEM_SHRINK:
+			p.mem_shrink = atoi_positive("Routes after shrinking", optarg);
 			break;
 		case 'h':
 			help(argv[0]);
@@ -528,16 +685,26 @@ static void validate_args(void)
 				   min_t(u32, KVM_MAX_VCPUS,
 					 kvm_check_cap(KVM_CAP_MAX_VCPUS)));
 
-	if (p.mix && !mix_supported)
-		ksft_exit_skip("--mix is implemented for x86 only\n");
-	if (p.inject && !inject_supported)
-		ksft_exit_skip("--inject is implemented for x86 only\n");
-
 	if (p.inject && !p.nr_irqfds)
 		p.nr_irqfds = 1;
 
 	if (p.mode == MODE_GROW && !p.iterations_set)
 		p.iterations = p.nr_routes;
+
+	/* grow's timed pass starts from the table before MSI-X enable. */
+	if (p.mode == MODE_GROW) {
+		if (p.warmup_set && p.warmup)
+			ksft_exit_fail_msg("-w does not apply to grow\n");
+		p.warmup = 0;
+	}
+
+	if (p.mem_vms && (p.mix || p.inject || p.nr_irqfds ||
+			  p.mem_shrink > p.nr_routes))
+		ksft_exit_fail_msg("--mem-vms takes -r and --mem-shrink <= -r only\n");
+
+	/* The main task is pinned here if the list has one more entry. */
+	if (p.pcpu_list)
+		kvm_parse_vcpu_pinning(p.pcpu_list, vcpu_to_pcpu, p.nr_vcpus);
 }
 
 int main(int argc, char *argv[])
@@ -562,6 +729,11 @@ int main(int argc, char *argv[])
 
 	validate_args();
 	ksft_set_plan(p.inject ? 2 : 1);
+
+	if (p.mem_vms) {
+		measure_memory();
+		ksft_finished();
+	}
 
 	vcpus = calloc(p.nr_vcpus, sizeof(*vcpus));
 	TEST_ASSERT(vcpus, "Failed to allocate vCPU array");
@@ -649,9 +821,9 @@ int main(int argc, char *argv[])
 	TEST_ASSERT(lat_ns && sorted, "Failed to allocate %u samples", p.iterations);
 
 	if (!p.quiet) {
-		ksft_print_msg("mode=%s routes=%u entries=%u iterations=%u",
+		ksft_print_msg("mode=%s routes=%u entries=%u iterations=%u warmup=%u",
 			       mode_names[p.mode], p.nr_routes, nr_entries,
-			       p.iterations);
+			       p.iterations, p.warmup);
 		printf(" irqfds=%u vcpus=%u mix=%d inject=%d\n",
 		       p.nr_irqfds, p.nr_vcpus, p.mix, p.inject);
 	}
@@ -659,15 +831,20 @@ int main(int argc, char *argv[])
 	if (p.inject) {
 		vcpu_threads = calloc(p.nr_vcpus, sizeof(*vcpu_threads));
 		TEST_ASSERT(vcpu_threads, "Failed to allocate vCPU threads");
-		for (i = 0; i < p.nr_vcpus; i++)
+		for (i = 0; i < p.nr_vcpus; i++) {
 			kvm_pthread_create(&vcpu_threads[i], NULL,
 					   vcpu_thread_main, vcpus[i]);
+			if (p.pcpu_list)
+				pin_task_to_cpu(vcpu_threads[i], vcpu_to_pcpu[i]);
+		}
 		wait_for_guest_ready(vm, vcpus);
 		kvm_pthread_create(&injector, NULL, injector_thread, NULL);
 	}
 
-	for (k = 0; k < p.iterations; k++) {
+	/* The first p.warmup updates are not timed. */
+	for (k = 0; k < p.warmup + p.iterations; k++) {
 		struct kvm_irq_routing *routing;
+		u64 ns;
 		u32 idx;
 
 		switch (p.mode) {
@@ -693,8 +870,11 @@ int main(int argc, char *argv[])
 			routing = tables[0];
 			break;
 		}
-		lat_ns[k] = set_routing_timed(vm, routing);
-		total_ns += lat_ns[k];
+		ns = set_routing_timed(vm, routing);
+		if (k < p.warmup)
+			continue;
+		lat_ns[k - p.warmup] = ns;
+		total_ns += ns;
 	}
 
 	ksft_test_result_pass("%u x KVM_SET_GSI_ROUTING, mode=%s routes=%u\n",
@@ -727,17 +907,23 @@ int main(int argc, char *argv[])
 		ksft_print_msg("total: %.3f us\n", total_ns / 1000.0);
 		ksft_print_msg("average: %.3f us/update\n",
 			       total_ns / 1000.0 / p.iterations);
+		ksft_print_msg("min: %.3f us/update\n", sorted[0] / 1000.0);
+		ksft_print_msg("stddev: %.3f us\n",
+			       stddev_ns(lat_ns, p.iterations, total_ns) / 1000.0);
 		ksft_print_msg("p50: %.3f us/update\n",
 			       percentile(sorted, p.iterations, 50) / 1000.0);
 		ksft_print_msg("p99: %.3f us/update\n",
 			       percentile(sorted, p.iterations, 99) / 1000.0);
 		ksft_print_msg("max: %.3f us/update\n",
 			       sorted[p.iterations - 1] / 1000.0);
-		if (p.mode == MODE_GROW)
+		if (p.mode == MODE_GROW) {
 			ksft_print_msg("grow: %u pass(es) of 1..%u routes, %.3f us/pass\n",
 				       DIV_ROUND_UP(p.iterations, p.nr_routes),
 				       p.nr_routes,
 				       total_ns / 1000.0 * p.nr_routes / p.iterations);
+			ksft_print_msg("grow: min, stddev and percentiles mix %s %u routes\n",
+				       "every table size from 1 to", p.nr_routes);
+		}
 	}
 
 	TEST_ASSERT(!uname(&uts), "uname() failed");
@@ -747,8 +933,11 @@ int main(int argc, char *argv[])
 	printf(" irqfds=%u vcpus=%u mix=%d inject=%d injected=%lu seed=0x%x",
 	       p.nr_irqfds, p.nr_vcpus, p.mix, p.inject,
 	       (unsigned long)nr_injected, kvm_random_seed);
-	printf(" total_us=%.3f avg_us=%.3f p50_us=%.3f p99_us=%.3f max_us=%.3f",
-	       total_ns / 1000.0, total_ns / 1000.0 / p.iterations,
+	printf(" warmup=%u total_us=%.3f avg_us=%.3f min_us=%.3f stddev_us=%.3f",
+	       p.warmup, total_ns / 1000.0, total_ns / 1000.0 / p.iterations,
+	       sorted[0] / 1000.0,
+	       stddev_ns(lat_ns, p.iterations, total_ns) / 1000.0);
+	printf(" p50_us=%.3f p99_us=%.3f max_us=%.3f",
 	       percentile(sorted, p.iterations, 50) / 1000.0,
 	       percentile(sorted, p.iterations, 99) / 1000.0,
 	       sorted[p.iterations - 1] / 1000.0);
