@@ -48,6 +48,8 @@
 #                            0.1 for a quick try; default 1
 #   BENCH_SERIAL=1           boot the kernels one after the other
 #   BENCH_NOMEMCG=0          skip the boots without the memory controller
+#   BENCH_BASE_REV, BENCH_PATCHED_REV
+#                            what to record as the tree of a given kernel
 #   BENCH_TIMEOUT=S          hard limit per boot, seconds (default 1800)
 #   BENCH_ONLY=a,b           run only these cells (irqroute.only=); the
 #                            report then only expects these
@@ -231,8 +233,17 @@ meta=$BDIR/meta.env
 	echo "base_image=$(realpath "$BASE_KERNEL")"
 	echo "patched_image=$(realpath "$PATCHED_KERNEL")"
 	echo "selftests=$(realpath "$SELFTESTS_DIR")/irq_routing_perf_test"
-	echo "base_rev=$(git -C "$SRC_BASE" rev-parse -q HEAD 2>/dev/null || true)"
-	echo "patched_rev=$(git -C "$SRC_PATCHED" rev-parse -q HEAD 2>/dev/null || true)"
+	# With a kernel given, its tree is the caller's to name (BENCH_*_REV).
+	if [[ $given == *BASE_KERNEL=* ]]; then
+		echo "base_rev=${BENCH_BASE_REV:-unknown (BASE_KERNEL given)}"
+	else
+		echo "base_rev=$(git -C "$SRC_BASE" rev-parse -q HEAD 2>/dev/null || true)"
+	fi
+	if [[ $given == *PATCHED_KERNEL=* ]]; then
+		echo "patched_rev=${BENCH_PATCHED_REV:-unknown (PATCHED_KERNEL given)}"
+	else
+		echo "patched_rev=$(git -C "$SRC_PATCHED" rev-parse -q HEAD 2>/dev/null || true)"
+	fi
 	echo "overrides=$given"
 	echo "kvm_config_sha256=$(sha256sum "$TOP/configs/kvm.config" | cut -d' ' -f1)"
 	echo "qemu_version=$(qemu-system-x86_64 --version | head -n1)"
