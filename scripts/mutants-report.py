@@ -54,6 +54,15 @@ def main():
         detail = r['detail'].replace('|', '\\|')
         print(f"| {r['mutant']} | {r['patch']} | {header(path, 'Mutant')} | "
               f"{header(path, 'Expect')} | {r['result']} | {detail} | {r['seconds']} |")
+    # The catalogue's own account of what it does not cover.
+    readme = os.path.join(mdir, 'README.md')
+    if os.path.exists(readme):
+        with open(readme) as f:
+            text = f.read()
+        at = text.find('## Patches with no mutant')
+        if at >= 0:
+            print()
+            print(text[at:].rstrip())
 
 
 if __name__ == '__main__':
