@@ -137,9 +137,9 @@ static u32 irq_routing_want(u32 n)
 
 /*
  * Whether an array with room for @max elements may hold @n of them: it must
- * be large enough, and not much larger than needed, so that a VM whose table
- * shrinks does not keep the memory of its largest table.  Arrays of up to
- * IRQ_ROUTING_SMALL elements are always small enough.
+ * be large enough, and at most twice what is needed, so that a VM whose table
+ * shrinks does not keep the memory of its largest table.  Arrays with room
+ * for up to twice IRQ_ROUTING_SMALL elements are never too large.
  */
 #define IRQ_ROUTING_SMALL	64
 
