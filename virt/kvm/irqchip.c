@@ -267,8 +267,17 @@ static void release_irq_routing_table(struct kvm *kvm,
 		free_irq_routing_table(rt);
 		return;
 	}
-	if (rt)
-		free_irq_routing_table(xchg(&kvm->irq_routing_cache, rt));
+	if (!rt)
+		return;
+
+	/*
+	 * Only a table that no SRCU reader can see goes to the cache: checked
+	 * here, where a table cached too early is, and again when it is taken.
+	 */
+	if (IS_ENABLED(CONFIG_PROVE_RCU))
+		WARN_ON_ONCE(!poll_state_synchronize_srcu(&kvm->irq_srcu,
+							  rt->retired));
+	free_irq_routing_table(xchg(&kvm->irq_routing_cache, rt));
 }
 
 void kvm_free_irq_routing(struct kvm *kvm)

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The errno of KVM_SET_GSI_ROUTING for each kind of table, one case per
+ * variant, and, after a rejected table, the previous one still in force.
+ * With --fuzz-seed S --fuzz-cases N, instead: random tables, some of them
+ * invalid; a rejected table must leave the probe GSIs as they were, and a
+ * hash of every call's errno and of every probe's status is printed, to
+ * compare between two kernels.
+ */
+#include <sys/mman.h>
+
+#include "kvm_util.h"
+#include "processor.h"
+#include "apic.h"
+#include "kselftest_harness.h"
+
+#define MSI_ADDR	X86_MSI_ADDR_BASE
+#define GSI		30
+#define PREFILL_GSI	1	/* master PIC pin 1 in the prefilled table */
+
+static void msi(struct kvm_irq_routing *r, u32 gsi)
+{
+	kvm_gsi_routing_msi_add(r, gsi, MSI_ADDR, 0, 0x40);
+}
+
+#define MSI_X(g, t, f, hi, id)	{ .gsi = g, .type = t, .flags = f, .u.msi = {		\
+				  .address_lo = MSI_ADDR, .address_hi = hi,		\
+				  .data = 0x40, .devid = id } }
+#define MSI_E(g)		MSI_X(g, KVM_IRQ_ROUTING_MSI, 0, 0, 0)
+#define CHIP_X(g, c, p, f)	{ .gsi = g, .type = KVM_IRQ_ROUTING_IRQCHIP, .flags = f,	\
+				  .u.irqchip = { .irqchip = c, .pin = p } }
+#define CHIP_E(g, c, p)		CHIP_X(g, c, p, 0)
+#define IOAPIC		KVM_IRQCHIP_IOAPIC
+
+FIXTURE(routing) {
+	struct kvm_vm *vm;
+	struct kvm_irq_routing *r;
+};
+
+FIXTURE_VARIANT(routing) {
+	u32 fill;	/* MSI routes on GSIs 0..fill-1 before e[] */
+	u32 nr;		/* entries of e[] */
+	struct kvm_irq_routing_entry e[2];
+	u32 nr_override, flags;
+	int err;
+	bool split;
+	/* KVM_CAP_X2APIC_API's 32-bit IDs: before the table, or after setting it once */
+	bool x2apic_ids, x2apic_ids_after_set;
+	bool efault;	/* e[1] is in a page that is not mapped */
+};
+
+/* KVM_IRQ_LINE_STATUS: < 0 without a route that delivered, else >= 0. */
+static int probe_status(struct kvm_vm *vm, u32 gsi)
+{
+	struct kvm_irq_level irq = { .irq = gsi, .level = 1 };
+	int s = __vm_ioctl(vm, KVM_IRQ_LINE_STATUS, &irq) ? -errno : irq.status;
+
+	irq = (struct kvm_irq_level){ .irq = gsi, .level = 0 };
+	__vm_ioctl(vm, KVM_IRQ_LINE_STATUS, &irq);
+	return s;
+}
+
+/*
+ * Before the case, set two valid tables larger than the case's: the
+ * installed one routes PREFILL_GSI to the PIC, and the memory of the other
+ * (retired) one may be reused by the call under test.
+ */
+static void prefill(struct kvm_vm *vm)
+{
+	struct kvm_irq_routing *r = kvm_gsi_routing_create();
+	int i, k;
+
+	for (k = 0; k < 2; k++) {
+		for (r->nr = 0, i = 0; i < 64; i++)
+			kvm_gsi_routing_msi_add(r, 100 + i, MSI_ADDR, 0, 0x40 + i + k);
+		kvm_gsi_routing_irqchip_add(r, PREFILL_GSI, KVM_IRQCHIP_PIC_MASTER, k);
+		kvm_gsi_routing_set(vm, r);
+	}
+	free(r);
+}
+
+FIXTURE_SETUP(routing)
+{
+	if (variant->split && !kvm_has_cap(KVM_CAP_SPLIT_IRQCHIP))
+		SKIP(return, "no KVM_CAP_SPLIT_IRQCHIP");
+	if (!variant->split && !kvm_has_in_kernel_ioapic())
+		SKIP(return, "no in-kernel IOAPIC (CONFIG_KVM_IOAPIC=n)");
+	self->vm = vm_create_barebones();
+	if (variant->split)
+		vm_enable_cap(self->vm, KVM_CAP_SPLIT_IRQCHIP, KVM_SPLIT_IRQCHIP_PINS);
+	else
+		TEST_ASSERT_EQ(__vm_ioctl(self->vm, KVM_CREATE_IRQCHIP, NULL), 0);
+	self->r = kvm_gsi_routing_create();
+}
+
+FIXTURE_TEARDOWN(routing)
+{
+	free(self->r);
+	if (self->vm)
+		kvm_vm_free(self->vm);
+}
+
+TEST_F(routing, set_gsi_routing)
+{
+	struct kvm_irq_routing *r = self->r;
+	size_t psz = getpagesize();
+	char *p = NULL;
+	int ret;
+
+	while (r->nr < variant->fill)
+		msi(r, r->nr);
+	memcpy(&r->entries[r->nr], variant->e, variant->nr * sizeof(variant->e[0]));
+	r->nr += variant->nr;
+	r->flags = variant->flags;
+	if (variant->nr_override)
+		r->nr = variant->nr_override;
+	if (variant->efault) {
+		p = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		TEST_ASSERT(p != MAP_FAILED && !munmap(p + psz, psz), "mmap()");
+		r = (void *)(p + psz - sizeof(*r) - sizeof(r->entries[0]));
+		memcpy(r, self->r, sizeof(*r) + sizeof(r->entries[0]));
+	}
+	if (!variant->split)
+		prefill(self->vm);
+	if (variant->x2apic_ids_after_set)
+		kvm_gsi_routing_set(self->vm, r);
+	if (variant->x2apic_ids || variant->x2apic_ids_after_set)
+		vm_enable_cap(self->vm, KVM_CAP_X2APIC_API, KVM_X2APIC_API_USE_32BIT_IDS);
+
+	ret = __kvm_gsi_routing_set(self->vm, r);
+	if (!variant->err)
+		TEST_ASSERT(!ret, KVM_IOCTL_ERROR(KVM_SET_GSI_ROUTING, ret));
+	else
+		TEST_ASSERT(ret == -1 && errno == variant->err,
+			    "KVM_SET_GSI_ROUTING returned %d, errno %d (%s), expected errno %d",
+			    ret, errno, strerror(errno), variant->err);
+	if (p)
+		munmap(p, psz);
+	/*
+	 * Rejected: the table installed before is still in force (the
+	 * prefilled one, or the case's own, accepted before the capability).
+	 */
+	if (variant->err && !variant->split)
+		TEST_ASSERT((probe_status(self->vm, PREFILL_GSI) >= 0) ==
+			    !variant->x2apic_ids_after_set,
+			    "the rejected table changed the installed one");
+}
+
+FIXTURE_VARIANT_ADD(routing, empty) { };
+
+FIXTURE_VARIANT_ADD(routing, max_routes) { .fill = KVM_MAX_IRQ_ROUTES };
+
+FIXTURE_VARIANT_ADD(routing, too_many_routes) {
+	.nr_override = KVM_MAX_IRQ_ROUTES + 1, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(routing, table_flags) {
+	.nr = 1, .e = { MSI_E(GSI) }, .flags = 1, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(routing, gsi_too_large) {
+	.nr = 1, .e = { MSI_E(KVM_MAX_IRQ_ROUTES) }, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(routing, unknown_type) {
+	.nr = 1, .e = { MSI_X(GSI, 0xff, 0, 0, 0) }, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(routing, irqchip_too_large) {
+	.nr = 1, .e = { CHIP_E(GSI, KVM_NR_IRQCHIPS, 0) }, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(routing, pic_pin_too_large) {
+	.nr = 1, .e = { CHIP_E(GSI, KVM_IRQCHIP_PIC_SLAVE, 8) }, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(routing, ioapic_pin_too_large) {
+	.nr = 1, .e = { CHIP_E(GSI, IOAPIC, KVM_IOAPIC_NUM_PINS) }, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(routing, pic_and_ioapic) {
+	.nr = 2, .e = { CHIP_E(GSI, KVM_IRQCHIP_PIC_MASTER, 3), CHIP_E(GSI, IOAPIC, 3) },
+};
+
+FIXTURE_VARIANT_ADD(routing, same_irqchip_twice) {
+	.nr = 2, .e = { CHIP_E(GSI, IOAPIC, 3), CHIP_E(GSI, IOAPIC, 4) }, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(routing, msi_twice) { .nr = 2, .e = { MSI_E(GSI), MSI_E(GSI) }, .err = EINVAL };
+
+FIXTURE_VARIANT_ADD(routing, irqchip_and_msi) {
+	.nr = 2, .e = { CHIP_E(GSI, IOAPIC, 3), MSI_E(GSI) }, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(routing, irqchip_flags) {
+	.nr = 1, .e = { CHIP_X(GSI, IOAPIC, 3, 1) }, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(routing, msi_flags) {
+	.nr = 1, .e = { MSI_X(GSI, KVM_IRQ_ROUTING_MSI, 2, 0, 0) }, .err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(routing, msi_devid) {
+	.nr = 1, .e = { MSI_X(GSI, KVM_IRQ_ROUTING_MSI, KVM_MSI_VALID_DEVID, 0, 5) },
+};
+
+/* GSIs 0..4094 valid, an unknown type on GSI 4095. */
+FIXTURE_VARIANT_ADD(routing, bad_last_of_4096) {
+	.fill = KVM_MAX_IRQ_ROUTES - 1, .nr = 1,
+	.e = { MSI_X(KVM_MAX_IRQ_ROUTES - 1, 0xff, 0, 0, 0) },
+	.err = EINVAL,
+};
+
+FIXTURE_VARIANT_ADD(routing, split_irqchip_route) {
+	.nr = 1, .e = { CHIP_E(GSI, IOAPIC, 3) }, .err = EINVAL, .split = true,
+};
+
+FIXTURE_VARIANT_ADD(routing, split_msi_route) { .nr = 1, .e = { MSI_E(GSI) }, .split = true };
+
+FIXTURE_VARIANT_ADD(routing, x2apic_ids_address_hi_low_bits) {
+	.nr = 1, .e = { MSI_X(GSI, KVM_IRQ_ROUTING_MSI, 0, 1, 0) }, .err = EINVAL,
+	.x2apic_ids = true,
+};
+
+/* Accepted before KVM_CAP_X2APIC_API, the same table is invalid after it. */
+FIXTURE_VARIANT_ADD(routing, x2apic_ids_same_table) {
+	.nr = 1, .e = { MSI_X(GSI, KVM_IRQ_ROUTING_MSI, 0, 1, 0) }, .err = EINVAL,
+	.x2apic_ids_after_set = true,
+};
+
+FIXTURE_VARIANT_ADD(routing, efault) {
+	.nr = 2, .e = { MSI_E(GSI), MSI_E(GSI + 1) }, .err = EFAULT, .efault = true,
+};
+
+/*
+ * Fuzz: N cases of a random table (0-128 entries, 1 in 16 up to 4096, on
+ * distinct GSIs; one in four gets one entry altered, which makes most of
+ * them invalid), then KVM_IRQ_LINE_STATUS on probe GSIs.  A rejected table
+ * must leave every probe routed or unrouted as before (-1: no route, or
+ * only a masked IOAPIC pin; >= 0: a PIC or MSI route; the PIC's value
+ * depends on its IRR, so only the sign is compared).  The hash covers
+ * every errno and every probe's status.
+ */
+static u64 fnv(u64 h, s64 v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		h = (h ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+	return h;
+}
+
+static void fuzz_entry(struct kvm_random_state *rs, struct kvm_irq_routing *r, u32 gsi)
+{
+	u32 k = kvm_random_u32(rs) % 8;
+
+	if (k < 5)
+		kvm_gsi_routing_msi_add(r, gsi, MSI_ADDR | (k & 1) << 12, 0, 0x30 + gsi % 0xc0);
+	else
+		kvm_gsi_routing_irqchip_add(r, gsi, k - 5, kvm_random_u32(rs) % (k == 7 ? 24 : 8));
+}
+
+/* One case in four: a bad type, flags or pin, or entry 0's GSI, on one entry. */
+static void fuzz_spoil(struct kvm_random_state *rs, struct kvm_irq_routing *r)
+{
+	struct kvm_irq_routing_entry *e;
+
+	if (!r->nr || kvm_random_u32(rs) % 4)
+		return;
+	e = &r->entries[kvm_random_u32(rs) % r->nr];
+	switch (kvm_random_u32(rs) % 4) {
+	case 0:
+		e->type = 0xff;
+		break;
+	case 1:
+		e->flags = 4;
+		break;
+	case 2:
+		e->u.irqchip.pin = 24;
+		break;
+	default:
+		e->gsi = r->entries[0].gsi;
+		break;
+	}
+}
+
+static const u32 probes[] = { 0, 3, 16, 24, 100, KVM_MAX_IRQ_ROUTES - 1 };
+
+static int fuzz(u32 seed, u32 cases)
+{
+	struct kvm_random_state rs = new_kvm_random_state(seed);
+	struct kvm_irq_routing *r = kvm_gsi_routing_create();
+	u64 hash = 0xcbf29ce484222325ull;
+	int st[ARRAY_SIZE(probes)], err, s;
+	struct kvm_vcpu *vcpus[2];
+	struct kvm_vm *vm;
+	u32 c, i, n, span;
+
+	if (!kvm_has_in_kernel_ioapic())
+		ksft_exit_skip("no in-kernel IOAPIC (CONFIG_KVM_IOAPIC=n)\n");
+	vm = vm_create_with_vcpus(2, NULL, vcpus);
+	for (i = 0; i < ARRAY_SIZE(probes); i++)
+		st[i] = probe_status(vm, probes[i]);
+	for (c = 0; c < cases; c++) {
+		n = kvm_random_u32(&rs) % 16 ? kvm_random_u32(&rs) % 129 :
+					       kvm_random_u32(&rs) % (KVM_MAX_IRQ_ROUTES + 1);
+		span = n < 128 ? 2 * n + 26 : KVM_MAX_IRQ_ROUTES;
+		for (r->nr = 0, i = 0; i < n; i++)
+			fuzz_entry(&rs, r, (i * 7919 + c) % span);
+		fuzz_spoil(&rs, r);
+		err = __kvm_gsi_routing_set(vm, r) ? errno : 0;
+		hash = fnv(hash, err);
+		for (i = 0; i < ARRAY_SIZE(probes); i++) {
+			s = probe_status(vm, probes[i]);
+			hash = fnv(hash, s);
+			TEST_ASSERT(!err || (s < 0) == (st[i] < 0),
+				    "case %u: rejected table (errno %d) changed GSI %u: status %d, was %d",
+				    c, err, probes[i], s, st[i]);
+			st[i] = s;
+		}
+	}
+	printf("irq_routing_fuzz: seed=%u cases=%u hash=0x%016llx\n", seed, cases,
+	       (unsigned long long)hash);
+	kvm_vm_free(vm);
+	free(r);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && !strcmp(argv[1], "--fuzz-seed") && !strcmp(argv[3], "--fuzz-cases"))
+		return fuzz(atoi_non_negative("seed", argv[2]),
+			    atoi_non_negative("cases", argv[4]));
+	return test_harness_run(argc, argv);
+}
