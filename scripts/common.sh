@@ -177,3 +177,22 @@ need_kbuild_tools() {
 	need_file /usr/include/libelf.h libelf-dev
 	need_file /usr/include/openssl/ssl.h libssl-dev
 }
+
+# bench_cells ITERS SEED: the timing cells of "make bench" and "make
+# host-bench" (same names, same arguments), one "NAME COMMAND ARGS" line
+# each; ITERS names an associative array from a route count to its
+# (already scaled) iteration count.
+bench_cells() {
+	local -n it=$1
+	local p="irq_routing_perf_test -q -s $2" r m
+	for r in 1 64 512 1024 2048 4096; do
+		for m in full churn same; do
+			echo "$m-r$r $p -r $r -m $m -i ${it[$r]}"
+		done
+	done
+	echo "grow-r4096 $p -r 4096 -m grow -i 4096"
+	for m in full churn; do
+		echo "$m-r4096-f1024 $p -r 4096 -f 1024 -m $m -i ${it[4096]}"
+	done
+	echo "inject-churn-r512-f64-v2 $p -r 512 -f 64 -v 2 --inject -m churn -i ${it[512]}"
+}
