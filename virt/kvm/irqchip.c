@@ -252,12 +252,11 @@ irq_routing_fit_map(struct kvm_irq_routing_table *rt, u32 nr_rt_entries)
 }
 
 /*
- * Keep @rt for the next update, if it fits a table of @nr entries and GSIs
- * below @nr_rt_entries, the size of the table just installed (or of the
- * one that failed validation); free it otherwise.  No SRCU reader may be
- * able to see @rt: it was either never published, or replaced and followed
- * by a grace period.  At most one table is kept per VM; the one it replaces
- * is freed.
+ * Keep @rt, a retired table, for the next update if it fits a table of @nr
+ * entries and GSIs below @nr_rt_entries, the size of the table just
+ * installed; free it otherwise.  No SRCU reader may be able to see @rt: it
+ * was replaced and followed by a grace period.  At most one table is kept
+ * per VM; the one it replaces is freed.
  */
 static void release_irq_routing_table(struct kvm *kvm,
 				      struct kvm_irq_routing_table *rt,
@@ -454,11 +453,16 @@ static int __kvm_set_irq_routing(struct kvm *kvm,
 
 	synchronize_srcu_expedited(&kvm->irq_srcu);
 
-	new = old;
-	r = 0;
-out:
-	release_irq_routing_table(kvm, new, nr_rt_entries, nr);
+	release_irq_routing_table(kvm, old, nr_rt_entries, nr);
+	return 0;
 
+out:
+	/*
+	 * A table that failed validation was never published, but it is not
+	 * kept: it was sized for the refused table, and keeping it could pin
+	 * a large table in a VM whose installed one is small.
+	 */
+	free_irq_routing_table(new);
 	return r;
 }
 
