@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """results/mutants.md from scripts/mutants.sh's summary.tsv.
 
-Usage: mutants-report.py MUTANT_DIR SUMMARY_TSV SECONDS
+Usage: mutants-report.py MUTANT_DIR SUMMARY_TSV SECONDS [PLANNED]
 """
 import csv
 import os
@@ -23,6 +23,7 @@ def header(path, key):
 
 def main():
     mdir, tsv, secs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    planned = int(sys.argv[4]) if len(sys.argv) > 4 else None
     with open(tsv) as f:
         rows = list(csv.DictReader(f, delimiter='\t'))
     caught = sum(r['result'] == 'caught' for r in rows)
@@ -34,7 +35,10 @@ def main():
         rev = 'unknown'
     print('# Mutation check: do the tests catch plausible bugs of the series?')
     print()
-    print(f'**{caught} of {len(rows)} mutants caught** (`make mutants`, '
+    ran = f'{caught} of {len(rows)} mutants caught'
+    if planned is not None and planned != len(rows):
+        ran += f' ({len(rows)} of the {planned} this run was asked for have run so far)'
+    print(f'**{ran}** (`make mutants`, '
           f'{secs // 60} min {secs % 60} s, repository commit {rev}, on {platform.node()}).')
     print()
     print('Each mutant in `tests/mutants/` is planted alone in the patched tree '

@@ -117,10 +117,10 @@ for m in "${mutants[@]}"; do
 	printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$(header "$m" Patch)" "$res" "$detail" \
 		"$(( $(date +%s) - t1 ))" >>"$out/summary.tsv"
 	echo "check: mutant-$name $([ "$res" = caught ] && echo ok || echo FAIL) $res: $detail"
+	# After each mutant, so that an interrupted run still reports.
+	"$TOP/scripts/mutants-report.py" "$mdir" "$out/summary.tsv" "$(( $(date +%s) - t0 ))" \
+		"${#mutants[@]}" >"$TOP/results/mutants.md"
 done
 git -C "$wt" checkout -q -f --detach applied
-
-"$TOP/scripts/mutants-report.py" "$mdir" "$out/summary.tsv" "$(( $(date +%s) - t0 ))" \
-	>"$TOP/results/mutants.md"
 echo "mutants: $caught caught, $survived survived, $errors errors of ${#mutants[@]} ($(( $(date +%s) - t0 ))s); results/mutants.md"
 [ "$survived" = 0 ] && [ "$errors" = 0 ]
