@@ -146,18 +146,26 @@ ours() {
 # same fuzz seed, for the differential comparison.  Not the perf tests:
 # under KASAN and kmemleak the base's allocation per entry makes them cost
 # 150 s there (measured in a cold run), and "make bench" measures the base.
+# ab_boots NAME LIST PATCHED_OBJDIR BASE_OBJDIR BASE_TESTS TIMEOUT: boot the
+# patched kernel running LIST (checks "NAME:", console-NAME.log), the base
+# kernel running the tests BASE_TESTS of it ("base-NAME:"), and compare
+# their fuzz hashes ("fuzz-differential-NAME").
+ab_boots() {
+	local name=$1 list=$2 pobj=$3 bobj=$4 only=$5 timeout=$6
+	local initrd=$BUILD/$name.cpio.gz p=$LOGS/console-$name.log b=$LOGS/console-base-$name.log
+	"$TOP/scripts/mkinitrd.sh" "$initrd" "$list" "$BUILD/st-patched" >/dev/null
+	"$TOP/scripts/boot.sh" "$pobj/arch/x86/boot/bzImage" "$initrd" "$p" "$timeout"
+	count_boot "$name:" "$p"
+	APPEND="irqroute.only=$only" \
+	"$TOP/scripts/boot.sh" "$bobj/arch/x86/boot/bzImage" "$initrd" "$b" "$timeout"
+	count_boot "base-$name:" "$b"
+	step "fuzz-differential-$name" "$TOP/scripts/fuzz-compare.sh" "$b" "$p"
+}
+
 dlist=$BUILD/debug.list
 FUZZ_CASES=${FUZZ_CASES_DEBUG:-2000} mklist "$TOP/tests/debug.list" "$dlist"
-"$TOP/scripts/mkinitrd.sh" "$BUILD/debug.cpio.gz" "$dlist" "$BUILD/st-patched" >/dev/null
-"$TOP/scripts/boot.sh" "$OBJ_PATCHED/arch/x86/boot/bzImage" "$BUILD/debug.cpio.gz" \
-	"$LOGS/console-debug.log" "${DEBUG_BOOT_TIMEOUT:-2400}"
-count_boot debug: "$LOGS/console-debug.log"
-APPEND="irqroute.only=$(ours "$dlist" irq_routing)" \
-"$TOP/scripts/boot.sh" "$OBJ_BASE/arch/x86/boot/bzImage" "$BUILD/debug.cpio.gz" \
-	"$LOGS/console-base-debug.log" "${DEBUG_BOOT_TIMEOUT:-2400}"
-count_boot base-debug: "$LOGS/console-base-debug.log"
-step fuzz-differential-debug "$TOP/scripts/fuzz-compare.sh" \
-	"$LOGS/console-base-debug.log" "$LOGS/console-debug.log"
+ab_boots debug "$dlist" "$OBJ_PATCHED" "$OBJ_BASE" "$(ours "$dlist" irq_routing)" \
+	"${DEBUG_BOOT_TIMEOUT:-2400}"
 
 # make check-full: the normal kernels too (what "make bench" measures), the
 # base from nothing and the patched one from its objects, running
@@ -170,15 +178,8 @@ if [ $FULL = 1 ]; then
 	step kernel-patched "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$BUILD/obj-patched" "${KCONF[@]}"
 	list=$BUILD/check.list
 	mklist "$TOP/tests/check.list" "$list"
-	"$TOP/scripts/mkinitrd.sh" "$BUILD/check.cpio.gz" "$list" "$BUILD/st-patched" >/dev/null
-	"$TOP/scripts/boot.sh" "$BUILD/obj-patched/arch/x86/boot/bzImage" "$BUILD/check.cpio.gz" \
-		"$LOGS/console-patched.log" "${BOOT_TIMEOUT:-1500}"
-	count_boot patched: "$LOGS/console-patched.log"
-	APPEND="irqroute.only=$(ours "$list")" \
-	"$TOP/scripts/boot.sh" "$BUILD/obj-base/arch/x86/boot/bzImage" "$BUILD/check.cpio.gz" \
-		"$LOGS/console-base.log" "${BOOT_TIMEOUT:-1500}"
-	count_boot base: "$LOGS/console-base.log"
-	step fuzz-differential "$TOP/scripts/fuzz-compare.sh" "$LOGS/console-base.log" "$LOGS/console-patched.log"
+	ab_boots full "$list" "$BUILD/obj-patched" "$BUILD/obj-base" "$(ours "$list")" \
+		"${BOOT_TIMEOUT:-1500}"
 fi
 
 # Static checks last: they need nothing booted.
