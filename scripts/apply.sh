@@ -10,17 +10,13 @@ set -euo pipefail
 
 # The base tree, for the base kernel, beside the patched one.
 if [ ! -f "$SRC_BASE/Makefile" ]; then
-	rm -rf "$SRC_BASE"
-	git -C "$SRC" worktree prune
-	git -C "$SRC" worktree add -q --detach "$SRC_BASE" "$BASE_TAG"
+	add_worktree "$SRC_BASE" "$BASE_TAG"
 elif [ "$(git -C "$SRC_BASE" rev-parse HEAD)" != "$(git -C "$SRC" rev-parse "$BASE_TAG^{commit}")" ]; then
 	git -C "$SRC_BASE" checkout -q --detach "$BASE_TAG"
 fi
 
 if [ ! -d "$SRC_PATCHED/.git" ] && [ ! -f "$SRC_PATCHED/.git" ]; then
-	rm -rf "$SRC_PATCHED"
-	git -C "$SRC" worktree prune
-	git -C "$SRC" worktree add -q --detach "$SRC_PATCHED" "$BASE_TAG"
+	add_worktree "$SRC_PATCHED" "$BASE_TAG"
 fi
 
 cd "$SRC_PATCHED"

@@ -14,7 +14,7 @@ obj=$BUILD/obj-bench-series
 out=$BUILD/bench-series
 mkdir -p "$out"
 "$TOP/scripts/apply.sh" >/dev/null
-[ -d "$wt" ] || git -C "$SRC_PATCHED" worktree add -q --detach "$wt" "$BASE_TAG"
+[ -d "$wt" ] || add_worktree "$wt" "$BASE_TAG"
 [ -x "$BUILD/st-patched/irq_routing_perf_test" ] ||
 	"$TOP/scripts/build-selftests.sh" "$SRC_PATCHED" "$BUILD/st-patched" >/dev/null
 cat >"$out/list" <<EOL

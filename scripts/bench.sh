@@ -89,9 +89,7 @@ fi
 if [ -z "${BASE_KERNEL:-}" ]; then
 	if [ ! -f "$SRC_BASE/Makefile" ]; then
 		log "creating $SRC_BASE (worktree at $BASE_TAG)"
-		rm -rf "$SRC_BASE"
-		git -C "$SRC" worktree prune
-		git -C "$SRC" worktree add -q --detach "$SRC_BASE" "$BASE_TAG" ||
+		add_worktree "$SRC_BASE" "$BASE_TAG" ||
 			die "bench: cannot check out $BASE_TAG in $SRC_BASE"
 	fi
 	BASE_KERNEL=$("$TOP/scripts/build-kernel.sh" "$SRC_BASE" "$BUILD/obj-base" \

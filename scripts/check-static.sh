@@ -34,9 +34,7 @@ if [ -z "${CHECK_PATCHED:-}" ] &&
 fi
 if [ -z "${CHECK_BASE:-}" ] && [ ! -f "$SRC_BASE/Makefile" ]; then
 	"$TOP/scripts/fetch-base.sh" || die "cannot fetch the base (log: $LOGS/fetch.log)"
-	rm -rf "$SRC_BASE"
-	git -C "$SRC" worktree prune
-	git -C "$SRC" worktree add -q --detach "$SRC_BASE" "$BASE_TAG" ||
+	add_worktree "$SRC_BASE" "$BASE_TAG" ||
 		die "cannot check out $BASE_TAG in $SRC_BASE"
 fi
 

@@ -97,6 +97,23 @@ t0=$(date +%s)
 # Every package of the run at once, before anything runs in parallel.
 # shellcheck disable=SC2086
 install_deps $PKGS_KBUILD $PKGS_BOOT $PKGS_STATIC $([ $FULL = 1 ] && echo $PKGS_CROSS)
+
+# Disk first: a full disk fails much later, halfway through a checkout or a
+# build, with a less clear message.  A cold run peaks at about 5 GiB under
+# build/ (the base tree and its git objects 2.5 GiB, objdirs 1.6, ccache
+# and downloads); the two worktrees are hard links into the base tree.
+check_disk() {
+	local need=${DISK_NEED_GIB:-6} have
+	git -C "$SRC" rev-parse -q --verify "refs/tags/$BASE_TAG" >/dev/null 2>&1 &&
+		need=${DISK_NEED_GIB:-3}
+	have=$(df -Pk "$BUILD" | awk 'NR == 2 { print int($4 / 1048576) }')
+	if [ "$have" -lt "$need" ]; then
+		echo "FAIL: $have GiB free on the filesystem of $BUILD; make check needs about $need GiB (DISK_NEED_GIB)" >&2
+		return 1
+	fi
+	log "disk: $have GiB free in $BUILD, about $need GiB needed"
+}
+step disk check_disk || finish
 step base "$TOP/scripts/fetch-base.sh" || finish
 step base-provenance "$TOP/scripts/verify-base.sh"
 step apply "$TOP/scripts/apply.sh" || finish

@@ -165,6 +165,42 @@ seed_objdir() {
 	done
 }
 
+# add_worktree DST REV: make DST a new detached worktree of $SRC at REV.
+# A kernel checkout is 1.8 GB, and make check needs two (and make mutants a
+# third), so when a clean worktree of the same repository exists ($SRC_BASE,
+# $SRC_PATCHED or $SRC itself), its files are hard-linked into DST instead
+# of written again, and only the files that differ at REV are checked out.
+# The trees cannot write through each other: git replaces a file it changes
+# (unlink, then create), and kbuild does not write into an O= source tree.
+add_worktree() {
+	local dst rev donor
+	dst=$(readlink -m "$1")
+	rev=$(git -C "$SRC" rev-parse -q --verify "$2^{commit}") || return 1
+	rm -rf "$dst"
+	git -C "$SRC" worktree prune
+	for donor in "$SRC_BASE" "$SRC_PATCHED" "$SRC"; do
+		donor=$(readlink -m "$donor")
+		[ "$donor" != "$dst" ] && [ -f "$donor/Makefile" ] || continue
+		[ "$(git -C "$donor" rev-parse --path-format=absolute --git-common-dir 2>/dev/null)" = \
+		  "$(git -C "$SRC" rev-parse --path-format=absolute --git-common-dir)" ] || continue
+		# Clean: no changes, no untracked or ignored files (built objects).
+		git -C "$donor" diff --quiet HEAD 2>/dev/null || continue
+		[ -z "$(git -C "$donor" ls-files -o --directory | head -n 1)" ] || continue
+		git -C "$SRC" worktree add -q --no-checkout --detach "$dst" "$rev" || return 1
+		if find "$donor" -mindepth 1 -maxdepth 1 ! -name .git \
+			-exec cp -al {} "$dst/" \; &&
+		   git -C "$dst" reset -q && git -C "$dst" checkout -q -f -- . &&
+		   git -C "$dst" diff --quiet HEAD; then
+			log "$(basename "$dst"): worktree at ${rev:0:12}, files hard-linked from $(basename "$donor")"
+			return 0
+		fi
+		rm -rf "$dst"
+		git -C "$SRC" worktree prune
+		break
+	done
+	git -C "$SRC" worktree add -q --detach "$dst" "$rev"
+}
+
 need_kbuild_tools() {
 	need gcc gcc
 	need make make

@@ -54,9 +54,7 @@ fi
 "$TOP/scripts/build-selftests.sh" "$SRC_PATCHED" "$BUILD/st-patched" >/dev/null
 
 if ! git -C "$wt" rev-parse --git-dir >/dev/null 2>&1; then
-	rm -rf "$wt"
-	git -C "$SRC_PATCHED" worktree prune
-	git -C "$SRC_PATCHED" worktree add -q --detach "$wt" applied
+	add_worktree "$wt" applied
 fi
 
 # header FILE KEY: the value of "KEY: value" in the mutant's header.
