@@ -180,7 +180,7 @@ ab_boots() {
 }
 
 dlist=$BUILD/debug.list
-FUZZ_CASES=${FUZZ_CASES_DEBUG:-2000} mklist "$TOP/tests/debug.list" "$dlist"
+FUZZ_CASES=${FUZZ_CASES_DEBUG:-1000} mklist "$TOP/tests/debug.list" "$dlist"
 ab_boots debug "$dlist" "$OBJ_PATCHED" "$OBJ_BASE" "$(ours "$dlist" irq_routing)" \
 	"${DEBUG_BOOT_TIMEOUT:-2400}"
 
