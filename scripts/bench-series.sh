@@ -28,7 +28,9 @@ for n in $prefixes; do
 	rev=$(git -C "$SRC_PATCHED" rev-list --reverse "$BASE_TAG..applied" | sed -n "${n}p")
 	[ -n "$rev" ] || die "no patch $n in the series"
 	git -C "$wt" checkout -q --detach "$rev"
-	"$TOP/scripts/build-kernel.sh" "$wt" "$obj" "$TOP/configs/kvm.config" >/dev/null
+	# The first prefix starts from the base kernel's objects (same config).
+	SEED_FROM=$BUILD/obj-base "$TOP/scripts/build-kernel.sh" "$wt" "$obj" \
+		"$TOP/configs/kvm.config" >/dev/null
 	QEMU_SMP=1 ICOUNT=1 "$TOP/scripts/boot.sh" "$obj/arch/x86/boot/bzImage" "$out/bench.cpio.gz" \
 		"$out/console-$n.log" 1800 >/dev/null
 	subj=$(git -C "$wt" log -1 --format=%s)

@@ -697,11 +697,13 @@ struct kvm_irq_routing_table {
 	/* Capacity of entries[] and map[], for reuse by a later update. */
 	u32 max_entries;
 	u32 max_rt_entries;
+#ifdef CONFIG_PROVE_RCU
 	/*
-	 * With CONFIG_PROVE_RCU, the SRCU grace period that must complete
-	 * before the table is reused (get_state_synchronize_srcu()).
+	 * The SRCU grace period that must complete before the table is
+	 * reused (get_state_synchronize_srcu()), checked when it is.
 	 */
 	unsigned long retired;
+#endif
 	u32 nr_rt_entries;
 	/*
 	 * Array indexed by gsi. Each entry contains list of irq chips

@@ -312,12 +312,14 @@ static bool irq_routing_entry_equal(const struct kvm_kernel_irq_routing_entry *a
 }
 
 /*
- * Refresh the irqfd's cached routing entry from the current routing table.
- * Returns false, without touching the entry or its seqcount, if the irqfd
- * already routes the same way, so that readers in irqfd_wakeup() don't
- * retry for nothing.
+ * Refresh the irqfd's cached routing entry from the current routing table,
+ * after saving the previous one in @old if @old is not NULL.  Returns false,
+ * without touching the entry, its seqcount or @old, if the irqfd already
+ * routes the same way, so that readers in irqfd_wakeup() don't retry for
+ * nothing.
  */
-static bool irqfd_update(struct kvm *kvm, struct kvm_kernel_irqfd *irqfd)
+static bool irqfd_update(struct kvm *kvm, struct kvm_kernel_irqfd *irqfd,
+			 struct kvm_kernel_irq_routing_entry *old)
 {
 	struct kvm_kernel_irq_routing_entry *e;
 	struct kvm_kernel_irq_routing_entry entries[KVM_NR_IRQCHIPS];
@@ -334,6 +336,9 @@ static bool irqfd_update(struct kvm *kvm, struct kvm_kernel_irqfd *irqfd)
 	} else if (!irqfd->irq_entry.type) {
 		return false;
 	}
+
+	if (old)
+		*old = irqfd->irq_entry;
 
 	write_seqcount_begin(&irqfd->irq_entry_sc);
 
@@ -372,7 +377,7 @@ static void kvm_irqfd_register(struct file *file, wait_queue_head_t *wqh,
 	 * eventfd's waitqueue, as irqfd_wakeup() can be invoked as soon as the
 	 * irqfd is registered.
 	 */
-	irqfd_update(kvm, irqfd);
+	irqfd_update(kvm, irqfd, NULL);
 
 	/*
 	 * Add the irqfd as a priority waiter on the eventfd, with a custom
@@ -720,16 +725,13 @@ void kvm_irq_routing_update(struct kvm *kvm)
 
 	list_for_each_entry(irqfd, &kvm->irqfds.items, list) {
 #if IS_ENABLED(CONFIG_HAVE_KVM_IRQ_BYPASS)
-		/* Under irqfds.lock, so can read irq_entry safely */
-		struct kvm_kernel_irq_routing_entry old = irqfd->irq_entry;
-#endif
+		/* Filled by irqfd_update() only if the route changes. */
+		struct kvm_kernel_irq_routing_entry old;
 
-		if (!irqfd_update(kvm, irqfd))
-			continue;
-
-#if IS_ENABLED(CONFIG_HAVE_KVM_IRQ_BYPASS)
-		if (irqfd->producer)
+		if (irqfd_update(kvm, irqfd, &old) && irqfd->producer)
 			kvm_arch_update_irqfd_routing(irqfd, &old, &irqfd->irq_entry);
+#else
+		irqfd_update(kvm, irqfd, NULL);
 #endif
 	}
 

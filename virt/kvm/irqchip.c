@@ -106,6 +106,47 @@ static void free_irq_routing_table(struct kvm_irq_routing_table *rt)
 	kvfree(rt);
 }
 
+#ifdef CONFIG_PROVE_RCU
+/*
+ * Reusing a table that an SRCU reader can still see is a use-after-free
+ * that userspace can rarely observe.  With CONFIG_PROVE_RCU, a table records
+ * the grace period after which no reader can see it, and putting it in the
+ * cache or taking it from there before that grace period has completed
+ * WARNs, even with a single updater.
+ */
+static void irq_routing_retire(struct kvm *kvm,
+			       struct kvm_irq_routing_table *rt)
+{
+	rt->retired = get_state_synchronize_srcu(&kvm->irq_srcu);
+}
+
+/* A table that was never published can be reused at once. */
+static void irq_routing_retire_unpublished(struct kvm_irq_routing_table *rt)
+{
+	rt->retired = get_completed_synchronize_srcu();
+}
+
+static void irq_routing_check_retired(struct kvm *kvm,
+				      struct kvm_irq_routing_table *rt)
+{
+	WARN_ON_ONCE(!poll_state_synchronize_srcu(&kvm->irq_srcu, rt->retired));
+}
+#else
+static void irq_routing_retire(struct kvm *kvm,
+			       struct kvm_irq_routing_table *rt)
+{
+}
+
+static void irq_routing_retire_unpublished(struct kvm_irq_routing_table *rt)
+{
+}
+
+static void irq_routing_check_retired(struct kvm *kvm,
+				      struct kvm_irq_routing_table *rt)
+{
+}
+#endif
+
 /*
  * A table's arrays are kept for later updates, so they are sized by what the
  * allocation really provides, and all of it is used.  Up to
@@ -126,13 +167,19 @@ static void *irq_routing_alloc(size_t *size)
 }
 
 /*
- * New arrays get a quarter more room than asked for, so that a table that
- * grows by one entry per update, as QEMU's does while VFIO enables MSI-X
- * vectors one at a time, is rebuilt in the cached table on most updates.
+ * New arrays get a quarter more room than asked for, and at least
+ * IRQ_ROUTING_HEADROOM elements more, so that a table that grows by one entry
+ * per update, as QEMU's does while VFIO enables MSI-X vectors one at a time,
+ * is rebuilt in the cached table on most updates, small tables included: a
+ * table that starts empty, as with a split irqchip, would otherwise be
+ * reallocated on each of its first updates.
  */
+#define IRQ_ROUTING_HEADROOM	4
+
 static u32 irq_routing_want(u32 n)
 {
-	return min_t(u32, n + n / 4, KVM_MAX_IRQ_ROUTES);
+	return min_t(u32, n + max(n / 4, IRQ_ROUTING_HEADROOM),
+		     KVM_MAX_IRQ_ROUTES);
 }
 
 /*
@@ -170,76 +217,76 @@ static struct kvm_irq_routing_table *irq_routing_alloc_map(u32 nr_rt_entries)
 				   (size - sizeof(*rt)) / sizeof(rt->map[0]));
 	rt->max_entries = 0;
 	rt->entries = NULL;
-	/* Never published. */
-	rt->retired = get_completed_synchronize_srcu();
+	irq_routing_retire_unpublished(rt);
 	return rt;
 }
 
 /*
- * Return a table with room for @nr entries, whose map irq_routing_fit_map()
- * sizes once the GSIs are known: the cached table if its entries fit (see
- * irq_routing_fits()), else a new one.  The entries are not initialized:
- * setup_routing_entry() and kvm_set_routing_entry() fill every field that
- * is used for the entry's type.
+ * Return the cached table if its entries fit an update of @nr routes (see
+ * irq_routing_fits()), else NULL, with the cached table freed.
  */
 static struct kvm_irq_routing_table *
-alloc_irq_routing_table(struct kvm *kvm, u32 nr)
+irq_routing_take_cached(struct kvm *kvm, u32 nr)
 {
 	struct kvm_irq_routing_table *rt;
-	size_t size;
 
 	/* xchg() hands the cached table to one updater at most. */
 	rt = xchg(&kvm->irq_routing_cache, NULL);
 	if (rt && !irq_routing_fits(rt->max_entries, nr)) {
 		free_irq_routing_table(rt);
-		rt = NULL;
-	}
-
-	if (rt) {
-		/*
-		 * A cached table must have been out of every SRCU reader's
-		 * sight since before a grace period that has completed.
-		 */
-		if (IS_ENABLED(CONFIG_PROVE_RCU))
-			WARN_ON_ONCE(!poll_state_synchronize_srcu(&kvm->irq_srcu,
-								  rt->retired));
-		return rt;
-	}
-
-	/* Most tables use GSIs 0 to @nr - 1, or a few more. */
-	rt = irq_routing_alloc_map(nr + 1);
-	if (!rt || !nr)
-		return rt;
-
-	size = array_size(irq_routing_want(nr), sizeof(rt->entries[0]));
-	rt->entries = irq_routing_alloc(&size);
-	if (!rt->entries) {
-		kvfree(rt);
 		return NULL;
 	}
-	rt->max_entries = min_t(size_t, KVM_MAX_IRQ_ROUTES,
-				size / sizeof(rt->entries[0]));
+
+	/*
+	 * A cached table must have been out of every SRCU reader's sight
+	 * since before a grace period that has completed.
+	 */
+	if (rt)
+		irq_routing_check_retired(kvm, rt);
+
 	return rt;
 }
 
 /*
- * Give @rt a map for GSIs below @nr_rt_entries, with no routes and every
- * irqchip pin unmapped.  If its map does not fit, its entries move to a new
- * table.  Returns NULL, with @rt freed, if that cannot be allocated.
+ * Return a new array for @nr entries, and its capacity in *@max_entries.
+ * The entries, like those of a cached table, are not initialized:
+ * setup_routing_entry() and kvm_set_routing_entry() fill every field that
+ * is used for the entry's type.
+ */
+static struct kvm_kernel_irq_routing_entry *
+irq_routing_alloc_entries(u32 nr, u32 *max_entries)
+{
+	struct kvm_kernel_irq_routing_entry *entries;
+	size_t size;
+
+	size = array_size(irq_routing_want(nr), sizeof(*entries));
+	entries = irq_routing_alloc(&size);
+	*max_entries = min_t(size_t, KVM_MAX_IRQ_ROUTES,
+			     size / sizeof(*entries));
+	return entries;
+}
+
+/*
+ * Return a table for @entries, an array with room for @max_entries, with a
+ * map for GSIs below @nr_rt_entries, no routes and every irqchip pin
+ * unmapped: @rt, the cached table that @entries belong to, if there is one
+ * and its map fits, else a new table, to which @entries move from @rt.
+ * Returns NULL if the new table cannot be allocated, leaving @rt and
+ * @entries to the caller.
  */
 static struct kvm_irq_routing_table *
-irq_routing_fit_map(struct kvm_irq_routing_table *rt, u32 nr_rt_entries)
+irq_routing_fit_map(struct kvm_irq_routing_table *rt,
+		    struct kvm_kernel_irq_routing_entry *entries,
+		    u32 max_entries, u32 nr_rt_entries)
 {
 	struct kvm_irq_routing_table *new;
 
-	if (!irq_routing_fits(rt->max_rt_entries, nr_rt_entries)) {
+	if (!rt || !irq_routing_fits(rt->max_rt_entries, nr_rt_entries)) {
 		new = irq_routing_alloc_map(nr_rt_entries);
-		if (!new) {
-			free_irq_routing_table(rt);
+		if (!new)
 			return NULL;
-		}
-		new->entries = rt->entries;
-		new->max_entries = rt->max_entries;
+		new->entries = entries;
+		new->max_entries = max_entries;
 		kvfree(rt);
 		rt = new;
 	}
@@ -273,9 +320,7 @@ static void release_irq_routing_table(struct kvm *kvm,
 	 * Only a table that no SRCU reader can see goes to the cache: checked
 	 * here, where a table cached too early is, and again when it is taken.
 	 */
-	if (IS_ENABLED(CONFIG_PROVE_RCU))
-		WARN_ON_ONCE(!poll_state_synchronize_srcu(&kvm->irq_srcu,
-							  rt->retired));
+	irq_routing_check_retired(kvm, rt);
 	free_irq_routing_table(xchg(&kvm->irq_routing_cache, rt));
 }
 
@@ -289,25 +334,14 @@ void kvm_free_irq_routing(struct kvm *kvm)
 	kvm->irq_routing_cache = NULL;
 }
 
-static __always_inline int
-setup_routing_entry(struct kvm *kvm, struct kvm_irq_routing_table *rt,
-		    struct kvm_kernel_irq_routing_entry *e,
-		    const struct kvm_irq_routing_entry *uentry)
+static int setup_routing_entry(struct kvm *kvm,
+			       struct kvm_irq_routing_table *rt,
+			       struct kvm_kernel_irq_routing_entry *e,
+			       const struct kvm_irq_routing_entry *ue)
 {
 	struct kvm_kernel_irq_routing_entry *ei;
 	int r;
-	u32 gsi = array_index_nospec(uentry->gsi, KVM_MAX_IRQ_ROUTES);
-
-	switch (uentry->type) {
-	case KVM_IRQ_ROUTING_MSI:
-		if (uentry->flags & ~KVM_MSI_VALID_DEVID)
-			return -EINVAL;
-		break;
-	default:
-		if (uentry->flags)
-			return -EINVAL;
-		break;
-	}
+	u32 gsi = array_index_nospec(ue->gsi, KVM_MAX_IRQ_ROUTES);
 
 	/*
 	 * Do not allow GSI to be mapped to the same irqchip more than once.
@@ -315,13 +349,13 @@ setup_routing_entry(struct kvm *kvm, struct kvm_irq_routing_table *rt,
 	 */
 	hlist_for_each_entry(ei, &rt->map[gsi], link)
 		if (ei->type != KVM_IRQ_ROUTING_IRQCHIP ||
-		    uentry->type != KVM_IRQ_ROUTING_IRQCHIP ||
-		    uentry->u.irqchip.irqchip == ei->irqchip.irqchip)
+		    ue->type != KVM_IRQ_ROUTING_IRQCHIP ||
+		    ue->u.irqchip.irqchip == ei->irqchip.irqchip)
 			return -EINVAL;
 
 	e->gsi = gsi;
-	e->type = uentry->type;
-	r = kvm_set_routing_entry(kvm, e, uentry);
+	e->type = ue->type;
+	r = kvm_set_routing_entry(kvm, e, ue);
 	if (r)
 		return r;
 	if (e->type == KVM_IRQ_ROUTING_IRQCHIP) {
@@ -359,85 +393,111 @@ bool __weak kvm_arch_can_set_irq_routing(struct kvm *kvm)
 
 /*
  * Where KVM_SET_GSI_ROUTING copies the @nr entries of the user's array: the
- * end of @rt's entries, which has room for both arrays, so that there is no
- * other copy to allocate.  The user's entries are turned into kernel entries
- * in place, in order.  As a kernel entry is at least as large as a user's,
- * and the copy starts at least @nr times the difference into the array,
- * kernel entry i ends before user entry i + 1 starts: writing it can only
- * overwrite user entry i itself, which __kvm_set_irq_routing() then reads
- * from a copy on the stack.  That happens only for the last few entries,
- * if any: the overlap grows with i.
+ * end of @entries, an array with room for @max_entries kernel entries, so
+ * that there is no other copy to allocate.  As a kernel entry is at least as
+ * large as a user's, and the copy starts at least @nr times the difference
+ * into the array, kernel entry i ends before user entry i + 1 starts: kernel
+ * entries built in order, each from a copy on the stack where it overlaps its
+ * own user entry, never overwrite a user entry that is still to be read.
  */
 static struct kvm_irq_routing_entry *
-irq_routing_user_copy(struct kvm_irq_routing_table *rt, u32 nr)
+irq_routing_user_copy(struct kvm_kernel_irq_routing_entry *entries,
+		      u32 max_entries, u32 nr)
 {
-	BUILD_BUG_ON(sizeof(rt->entries[0]) < sizeof(struct kvm_irq_routing_entry));
-	BUILD_BUG_ON(__alignof__(rt->entries[0]) <
+	BUILD_BUG_ON(sizeof(*entries) < sizeof(struct kvm_irq_routing_entry));
+	BUILD_BUG_ON(__alignof__(*entries) <
 		     __alignof__(struct kvm_irq_routing_entry));
 
-	return (void *)&rt->entries[rt->max_entries] -
+	return (void *)&entries[max_entries] -
 	       nr * sizeof(struct kvm_irq_routing_entry);
 }
 
 /*
- * Install the @nr entries at @entries, a kernel array, or at @uentries, a
- * user array that is first copied into the new table.
+ * Install the @nr entries at @ue, a kernel array, or at @uentries, a user
+ * array that is first copied into the new table's entries.
  */
 static int __kvm_set_irq_routing(struct kvm *kvm,
-				 const struct kvm_irq_routing_entry *entries,
+				 const struct kvm_irq_routing_entry *ue,
 				 const struct kvm_irq_routing_entry __user *uentries,
 				 u32 nr, u32 flags)
 {
-	struct kvm_irq_routing_table *new, *old;
+	struct kvm_irq_routing_table *cached, *new, *old;
+	struct kvm_kernel_irq_routing_entry *entries = NULL, *e;
 	const struct kvm_irq_routing_entry *u;
-	struct kvm_kernel_irq_routing_entry *e;
-	struct kvm_irq_routing_entry *copy, tmp;
-	u32 i, nr_direct, nr_rt_entries = 0;
+	struct kvm_irq_routing_entry *copy, entry;
+	u32 i, nr_direct, max_entries = 0, nr_rt_entries = 0;
 	int r;
 
-	new = alloc_irq_routing_table(kvm, nr);
-	if (!new)
-		return -ENOMEM;
+	/*
+	 * Until the GSIs are known and checked, take only the entries: the
+	 * cached table's, or a new array.  The user's entries are copied
+	 * there, so the copy needs that memory anyway; the map is allocated
+	 * only for GSIs that passed the check.
+	 */
+	cached = irq_routing_take_cached(kvm, nr);
+	if (cached) {
+		entries = cached->entries;
+		max_entries = cached->max_entries;
+	} else if (nr) {
+		entries = irq_routing_alloc_entries(nr, &max_entries);
+		if (!entries)
+			return -ENOMEM;
+	}
 
 	if (uentries && nr) {
-		copy = irq_routing_user_copy(new, nr);
+		copy = irq_routing_user_copy(entries, max_entries, nr);
 		r = -EFAULT;
 		if (copy_from_user(copy, uentries, nr * sizeof(*copy)))
-			goto out;
-		entries = copy;
+			goto out_entries;
+		ue = copy;
 	}
 
 	r = -EINVAL;
 	for (i = 0; i < nr; ++i) {
-		if (entries[i].gsi >= KVM_MAX_IRQ_ROUTES)
-			goto out;
-		nr_rt_entries = max(nr_rt_entries, entries[i].gsi);
+		if (ue[i].gsi >= KVM_MAX_IRQ_ROUTES)
+			goto out_entries;
+		nr_rt_entries = max(nr_rt_entries, ue[i].gsi);
 	}
 
 	nr_rt_entries += 1;
 
-	new = irq_routing_fit_map(new, nr_rt_entries);
+	r = -ENOMEM;
+	new = irq_routing_fit_map(cached, entries, max_entries, nr_rt_entries);
 	if (!new)
-		return -ENOMEM;
+		goto out_entries;
 
 	/*
-	 * From @nr_direct on, a user entry in the table may overlap the
-	 * kernel entry built from it: see irq_routing_user_copy().
+	 * From entry @nr_direct on, building an entry can overwrite the
+	 * user's entry it is built from, where KVM_SET_GSI_ROUTING copied it
+	 * (but no later one, see irq_routing_user_copy()): those entries, at
+	 * most the last few of an array with no room to spare, are built from
+	 * a copy on the stack.
 	 */
 	nr_direct = nr;
 	while (uentries && nr_direct &&
-	       (void *)&new->entries[nr_direct] > (void *)&entries[nr_direct - 1])
+	       (void *)&new->entries[nr_direct] > (void *)&ue[nr_direct - 1])
 		nr_direct--;
 
-	e = new->entries;
-	for (u = entries; u < entries + nr_direct; u++, e++) {
-		r = setup_routing_entry(kvm, new, e, u);
-		if (r)
-			goto out;
-	}
-	for (; u < entries + nr; u++, e++) {
-		tmp = *u;
-		r = setup_routing_entry(kvm, new, e, &tmp);
+	for (i = 0, e = new->entries, u = ue; i < nr; i++, e++, u++) {
+		const struct kvm_irq_routing_entry *src = u;
+
+		if (i >= nr_direct) {
+			entry = *u;
+			src = &entry;
+		}
+
+		r = -EINVAL;
+		switch (src->type) {
+		case KVM_IRQ_ROUTING_MSI:
+			if (src->flags & ~KVM_MSI_VALID_DEVID)
+				goto out;
+			break;
+		default:
+			if (src->flags)
+				goto out;
+			break;
+		}
+		r = setup_routing_entry(kvm, new, e, src);
 		if (r)
 			goto out;
 	}
@@ -445,8 +505,7 @@ static int __kvm_set_irq_routing(struct kvm *kvm,
 	mutex_lock(&kvm->irq_lock);
 	old = rcu_dereference_protected(kvm->irq_routing, 1);
 	rcu_assign_pointer(kvm->irq_routing, new);
-	if (IS_ENABLED(CONFIG_PROVE_RCU))
-		old->retired = get_state_synchronize_srcu(&kvm->irq_srcu);
+	irq_routing_retire(kvm, old);
 	kvm_irq_routing_update(kvm);
 	kvm_arch_irq_routing_update(kvm);
 	mutex_unlock(&kvm->irq_lock);
@@ -464,13 +523,20 @@ out:
 	 */
 	free_irq_routing_table(new);
 	return r;
+
+out_entries:
+	if (cached)
+		free_irq_routing_table(cached);
+	else
+		kvfree(entries);
+	return r;
 }
 
 int kvm_set_irq_routing(struct kvm *kvm,
-			const struct kvm_irq_routing_entry *entries,
+			const struct kvm_irq_routing_entry *ue,
 			unsigned int nr, unsigned int flags)
 {
-	return __kvm_set_irq_routing(kvm, entries, NULL, nr, flags);
+	return __kvm_set_irq_routing(kvm, ue, NULL, nr, flags);
 }
 
 int kvm_set_irq_routing_user(struct kvm *kvm,
@@ -489,9 +555,7 @@ int kvm_init_irq_routing(struct kvm *kvm)
 {
 	struct kvm_irq_routing_table *new;
 
-	new = alloc_irq_routing_table(kvm, 0);
-	if (new)
-		new = irq_routing_fit_map(new, 1);
+	new = irq_routing_fit_map(NULL, NULL, 0, 1);
 	if (!new)
 		return -ENOMEM;
 

@@ -111,7 +111,7 @@ struct kvm_vm {
 	struct sparsebit *vpages_valid;
 	struct sparsebit *vpages_mapped;
 	bool has_irqchip;
-	bool split_irqchip;
+	u8 shape_flags;
 	gpa_t ucall_mmio_addr;
 	gva_t handlers;
 	u32 dirty_ring_size;
@@ -216,15 +216,9 @@ enum vm_guest_mode {
 struct vm_shape {
 	u32 type;
 	u8  mode;
-	u8  flags;
+	u8  flags;	/* arch-specific VM_SHAPE_* flags, see kvm_util_arch.h */
 	u16 pad1;
 };
-
-/* x86: in-kernel local APICs, the IOAPIC and PIC in userspace. */
-#define VM_SHAPE_SPLIT_IRQCHIP		BIT(0)
-
-/* Pins of the userspace IOAPIC of a split irqchip (x86). */
-#define KVM_SPLIT_IRQCHIP_PINS		24
 
 kvm_static_assert(sizeof(struct vm_shape) == sizeof(u64));
 

@@ -298,7 +298,7 @@ struct kvm_vm *____vm_create(struct vm_shape shape)
 
 	vm->mode = shape.mode;
 	vm->type = shape.type;
-	vm->split_irqchip = shape.flags & VM_SHAPE_SPLIT_IRQCHIP;
+	vm->shape_flags = shape.flags;
 
 	vm->pa_bits = vm_guest_mode_params[vm->mode].pa_bits;
 	vm->va_bits = vm_guest_mode_params[vm->mode].va_bits;
@@ -1662,12 +1662,6 @@ void vm_create_irqchip(struct kvm_vm *vm)
 {
 	int r;
 
-	if (vm->split_irqchip) {
-		vm_enable_cap(vm, KVM_CAP_SPLIT_IRQCHIP, KVM_SPLIT_IRQCHIP_PINS);
-		vm->has_irqchip = true;
-		return;
-	}
-
 	/*
 	 * Allocate a fully in-kernel IRQ chip by default, but fall back to a
 	 * split model (x86 only) if that fails (KVM x86 allows compiling out
@@ -1675,7 +1669,7 @@ void vm_create_irqchip(struct kvm_vm *vm)
 	 */
 	r = __vm_ioctl(vm, KVM_CREATE_IRQCHIP, NULL);
 	if (r && errno == ENOTTY && kvm_has_cap(KVM_CAP_SPLIT_IRQCHIP))
-		vm_enable_cap(vm, KVM_CAP_SPLIT_IRQCHIP, KVM_SPLIT_IRQCHIP_PINS);
+		vm_enable_cap(vm, KVM_CAP_SPLIT_IRQCHIP, 24);
 	else
 		TEST_ASSERT_VM_VCPU_IOCTL(!r, KVM_CREATE_IRQCHIP, r, vm);
 
@@ -1900,8 +1894,8 @@ void kvm_gsi_routing_msi_add(struct kvm_irq_routing *routing, u32 gsi,
 }
 
 /*
- * Set the routing table and keep @routing, e.g. to change it and set it
- * again; the _write() variants below free it.
+ * Set @routing as the VM's routing table and leave it to the caller, e.g. to
+ * change an entry and set it again.  The _write() variants also free it.
  */
 int __kvm_gsi_routing_set(struct kvm_vm *vm, struct kvm_irq_routing *routing)
 {
@@ -1910,28 +1904,21 @@ int __kvm_gsi_routing_set(struct kvm_vm *vm, struct kvm_irq_routing *routing)
 
 void kvm_gsi_routing_set(struct kvm_vm *vm, struct kvm_irq_routing *routing)
 {
-	int ret = __kvm_gsi_routing_set(vm, routing);
-
-	TEST_ASSERT(!ret, KVM_IOCTL_ERROR(KVM_SET_GSI_ROUTING, ret));
+	vm_ioctl(vm, KVM_SET_GSI_ROUTING, routing);
 }
 
 int _kvm_gsi_routing_write(struct kvm_vm *vm, struct kvm_irq_routing *routing)
 {
-	int ret;
+	int ret = __kvm_gsi_routing_set(vm, routing);
 
-	assert(routing);
-	ret = __vm_ioctl(vm, KVM_SET_GSI_ROUTING, routing);
 	free(routing);
-
 	return ret;
 }
 
 void kvm_gsi_routing_write(struct kvm_vm *vm, struct kvm_irq_routing *routing)
 {
-	int ret;
-
-	ret = _kvm_gsi_routing_write(vm, routing);
-	TEST_ASSERT(!ret, KVM_IOCTL_ERROR(KVM_SET_GSI_ROUTING, ret));
+	kvm_gsi_routing_set(vm, routing);
+	free(routing);
 }
 
 /*

@@ -10,23 +10,17 @@
  * split irqchip's scan of the routes, SynIC's SINT to GSI mapping, irqfd
  * assignment racing an update.
  *
- * And closing the VM while an update is in flight and irqfds are signalled:
- * the ioctl holds the file, so the VM is destroyed when that update
- * returns; nothing may leak (memory cgroup) and only EBADF may follow.
+ * And closing VMs while KVM_SET_GSI_ROUTING runs on them: see
+ * vm_closed_while_updating.
  */
 #include <poll.h>
-#include <pthread.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 
-#include "kvm_util.h"
-#include "processor.h"
-#include "apic.h"
+#include "irq_routing.h"
 #include "cgroup_util.h"
 #include "kselftest_harness.h"
 
-#define NR_VCPUS	2
-#define FENCE_VEC	0x20
-#define IOAPIC_VEC	0xe0		/* + pin */
 #define GSI_MSI		50		/* A: vCPU 0, VA; B: vCPU 1, VB */
 #define GSI_IO		51		/* A: IOAPIC pin 3; B: pin 4 (edge) */
 #define GSI_RES		52		/* IOAPIC pin 5 (level), with a resampler */
@@ -36,47 +30,6 @@
 #define VH		0x50		/* below VA and VB's priority class */
 #define NR_INJECT	400		/* or as many as fit in RUN_NS */
 #define RUN_NS		(30 * 1000000000ull)
-#define TIMEOUT_NS	(10 * 1000000000ull)
-
-static u32 irq_count[NR_VCPUS][256] __aligned(4096);
-static bool guest_ready[NR_VCPUS];
-static bool guest_done;
-
-static void guest_handler(struct ex_regs *regs)
-{
-	u32 id = x2apic_read_reg(APIC_ID);
-
-	WRITE_ONCE(irq_count[id][regs->vector], irq_count[id][regs->vector] + 1);
-	x2apic_write_reg(APIC_EOI, 0);
-}
-
-static void guest_code(void)
-{
-	x2apic_enable();
-	WRITE_ONCE(guest_ready[x2apic_read_reg(APIC_ID)], true);
-	while (!READ_ONCE(guest_done)) {
-		safe_halt();
-		cli();
-	}
-	GUEST_DONE();
-}
-
-static void *vcpu_thread(void *arg)
-{
-	struct kvm_vcpu *vcpu = arg;
-	struct ucall uc;
-
-	vcpu_run(vcpu);
-	if (get_ucall(vcpu, &uc) == UCALL_ABORT)
-		REPORT_GUEST_ASSERT(uc);
-	TEST_ASSERT_EQ(get_ucall(vcpu, &uc), UCALL_DONE);
-	return NULL;
-}
-
-static void msi(struct kvm_irq_routing *r, u32 gsi, u32 dest, u32 vec)
-{
-	kvm_gsi_routing_msi_add(r, gsi, X86_MSI_ADDR_DEST(dest), 0, vec);
-}
 
 /*
  * Table A (700 entries, GSIs up to 1699) or B (3000, up to 3999): neither
@@ -89,13 +42,13 @@ static struct kvm_irq_routing *build(bool b)
 	u32 i;
 
 	for (i = 0; i < (b ? 3000 : 700); i++)
-		msi(r, 1000 + i, 1, 0x90);
+		route_msi(r, 1000 + i, 1, 0x90);
 	for (i = 3; i <= 4; i++)	/* to lower the pins */
 		kvm_gsi_routing_irqchip_add(r, i, KVM_IRQCHIP_IOAPIC, i);
-	msi(r, GSI_MSI, b, b ? VB : VA);
+	route_msi(r, GSI_MSI, b, b ? VB : VA);
 	kvm_gsi_routing_irqchip_add(r, GSI_IO, KVM_IRQCHIP_IOAPIC, b ? 4 : 3);
 	kvm_gsi_routing_irqchip_add(r, GSI_RES, KVM_IRQCHIP_IOAPIC, 5);
-	msi(r, GSI_HAMMER, 1, VH);
+	route_msi(r, GSI_HAMMER, 1, VH);
 	return r;
 }
 
@@ -109,9 +62,8 @@ FIXTURE_SETUP(plain)
 FIXTURE_TEARDOWN(plain) {}
 
 struct ctx {
-	struct kvm_vm *vm;
+	struct irq_vm g;
 	bool stop;
-	u32 *count;
 	u64 updates, hammers;
 	u32 seeds;
 };
@@ -125,7 +77,7 @@ static void *updater(void *arg)
 									  __ATOMIC_RELAXED));
 
 	while (!READ_ONCE(c->stop)) {
-		kvm_gsi_routing_set(c->vm, t[kvm_random_bool(&rs)]);
+		kvm_gsi_routing_set(c->g.vm, t[kvm_random_bool(&rs)]);
 		__atomic_add_fetch(&c->updates, 1, __ATOMIC_RELAXED);
 	}
 	free(t[0]);
@@ -141,7 +93,7 @@ static void *hammer(void *arg)
 
 	while (!READ_ONCE(c->stop)) {
 		irq = (struct kvm_irq_level){ .irq = GSI_HAMMER, .level = 1 };
-		vm_ioctl(c->vm, KVM_IRQ_LINE_STATUS, &irq);
+		vm_ioctl(c->g.vm, KVM_IRQ_LINE_STATUS, &irq);
 		TEST_ASSERT(irq.status == 1, "GSI %u, routed by both tables, delivered to %d vCPUs",
 			    GSI_HAMMER, irq.status);
 		__atomic_add_fetch(&c->hammers, 1, __ATOMIC_RELAXED);
@@ -149,169 +101,126 @@ static void *hammer(void *arg)
 	return NULL;
 }
 
-static u32 count(struct ctx *c, int vcpu, int vec)
-{
-	return READ_ONCE(c->count[vcpu * 256 + vec]);
-}
-
+/* Each route (way / 2) is injected through KVM_IRQ_LINE and an irqfd. */
 enum { LINE_MSI, IRQFD_MSI, LINE_IO, IRQFD_IO, RESAMPLE, NR_WAYS };
 
 /* The interrupts arrived by @way's route, as either table routes it. */
 static u32 arrived(struct ctx *c, int way)
 {
+	u32 *n = c->g.count;
+
 	if (way <= IRQFD_MSI)
-		return count(c, 0, VA) + count(c, 1, VB);
+		return READ_ONCE(n[VA]) + READ_ONCE(n[256 + VB]);
 	if (way <= IRQFD_IO)
-		return count(c, 0, IOAPIC_VEC + 3) + count(c, 0, IOAPIC_VEC + 4);
-	return count(c, 0, IOAPIC_VEC + 5);
-}
-
-/* The interrupts sent by @way's route. */
-static u32 sent_by(const u32 *sent, int way)
-{
-	if (way <= IRQFD_MSI)
-		return sent[LINE_MSI] + sent[IRQFD_MSI];
-	if (way <= IRQFD_IO)
-		return sent[LINE_IO] + sent[IRQFD_IO];
-	return sent[RESAMPLE];
-}
-
-static void wait_for(struct ctx *c, int way, u32 want, int vcpu)
-{
-	struct timespec start;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (way >= 0 ? arrived(c, way) < want : count(c, vcpu, FENCE_VEC) < want) {
-		TEST_ASSERT(timespec_to_ns(timespec_elapsed(start)) < TIMEOUT_NS,
-			    "injection %u by way %d lost (vCPU %d fence), %lu updates so far",
-			    want, way, vcpu, c->updates);
-		sched_yield();
-	}
+		return READ_ONCE(n[IOAPIC_VEC + 3]) + READ_ONCE(n[IOAPIC_VEC + 4]);
+	return READ_ONCE(n[IOAPIC_VEC + 5]);
 }
 
 /*
- * Wait for the injection, then for a lowest-priority interrupt on each vCPU:
- * once it is taken, a duplicate of the injection would have arrived too.
+ * Wait for the injection, then for a fence on each vCPU: once it is taken,
+ * a duplicate of the injection would have arrived too.
  */
 static void wait_exactly(struct ctx *c, int way, u32 want)
 {
-	int i;
-
-	wait_for(c, way, want, 0);
-	for (i = 0; i < NR_VCPUS; i++) {
-		struct kvm_msi m = { .address_lo = X86_MSI_ADDR_DEST(i), .data = FENCE_VEC };
-		u32 fences = count(c, i, FENCE_VEC);
-
-		TEST_ASSERT_EQ(__vm_ioctl(c->vm, KVM_SIGNAL_MSI, &m), 1);
-		wait_for(c, -1, fences + 1, i);
-	}
+	TEST_ASSERT(WAIT_FOR(arrived(c, way) >= want),
+		    "injection %u by way %d lost, %lu updates so far", want, way, c->updates);
+	irq_vm_fence(&c->g);
 	TEST_ASSERT(arrived(c, way) == want, "way %d: %u sent, %u arrived", way, want,
 		    arrived(c, way));
 }
 
 TEST_F_TIMEOUT(plain, two_updaters_vs_readers, 60)
 {
-	struct kvm_irqchip chip = { .chip_id = KVM_IRQCHIP_IOAPIC };
 	int efd_msi = kvm_new_eventfd(), efd_io = kvm_new_eventfd();
 	struct kvm_irqfd res = { .fd = kvm_new_eventfd(), .resamplefd = kvm_new_eventfd(),
 				 .gsi = GSI_RES, .flags = KVM_IRQFD_FLAG_RESAMPLE };
 	struct pollfd pfd = { .fd = res.resamplefd, .events = POLLIN };
-	pthread_t vcpu_threads[NR_VCPUS], threads[4];
-	struct kvm_vcpu *vcpus[NR_VCPUS];
-	u32 sent[NR_WAYS] = {}, i, n, v;
+	u32 sent[NR_WAYS / 2 + 1] = {}, i, n, v;
 	struct timespec start;
+	pthread_t threads[4];
 	struct ctx c = {};
 	eventfd_t cnt;
 
-	c.vm = vm_create_with_vcpus(NR_VCPUS, guest_code, vcpus);
-	vm_enable_cap(c.vm, KVM_CAP_X2APIC_API, KVM_X2APIC_API_USE_32BIT_IDS);
-	for (i = FENCE_VEC; i < 256; i++)
-		vm_install_exception_handler(c.vm, i, guest_handler);
-	vm_ioctl(c.vm, KVM_GET_IRQCHIP, &chip);
-	for (i = 0; i < KVM_IOAPIC_NUM_PINS; i++) {
-		chip.chip.ioapic.redirtbl[i].bits = 0;
-		chip.chip.ioapic.redirtbl[i].fields.vector = IOAPIC_VEC + i;
-		chip.chip.ioapic.redirtbl[i].fields.trig_mode = i == 5;
-	}
-	vm_ioctl(c.vm, KVM_SET_IRQCHIP, &chip);
-	c.count = addr_gva2hva(c.vm, (gva_t)&irq_count[0][0]);
-	kvm_gsi_routing_write(c.vm, build(false));
-	kvm_assign_irqfd(c.vm, GSI_MSI, efd_msi);
-	kvm_assign_irqfd(c.vm, GSI_IO, efd_io);
-	vm_ioctl(c.vm, KVM_IRQFD, &res);
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (i = 0; i < NR_VCPUS; i++) {
-		kvm_pthread_create(&vcpu_threads[i], NULL, vcpu_thread, vcpus[i]);
-		while (!SYNC_FROM_GUEST_AND_READ(c.vm, guest_ready[i]))
-			TEST_ASSERT(timespec_to_ns(timespec_elapsed(start)) < TIMEOUT_NS,
-				    "vCPU %u never became ready", i);
-	}
+	irq_vm_create(&c.g, BIT(5));
+	kvm_gsi_routing_write(c.g.vm, build(false));
+	kvm_assign_irqfd(c.g.vm, GSI_MSI, efd_msi);
+	kvm_assign_irqfd(c.g.vm, GSI_IO, efd_io);
+	vm_ioctl(c.g.vm, KVM_IRQFD, &res);
+	irq_vm_start(&c.g);
 
-	kvm_pthread_create(&threads[0], NULL, updater, &c);
-	kvm_pthread_create(&threads[1], NULL, updater, &c);
-	kvm_pthread_create(&threads[2], NULL, hammer, &c);
-	kvm_pthread_create(&threads[3], NULL, hammer, &c);
+	for (i = 0; i < 4; i++)
+		kvm_pthread_create(&threads[i], NULL, i < 2 ? updater : hammer, &c);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (n = 0; n < NR_INJECT && timespec_to_ns(timespec_elapsed(start)) < RUN_NS; n++) {
 		int way = kvm_random_u32(&kvm_rng) % NR_WAYS;
 
 		if (way == LINE_MSI || way == LINE_IO) {
-			kvm_irq_line(c.vm, way == LINE_MSI ? GSI_MSI : GSI_IO, 1);
-			kvm_irq_line(c.vm, way == LINE_MSI ? GSI_MSI : GSI_IO, 0);
+			kvm_irq_line(c.g.vm, way == LINE_MSI ? GSI_MSI : GSI_IO, 1);
+			kvm_irq_line(c.g.vm, way == LINE_MSI ? GSI_MSI : GSI_IO, 0);
 		} else {
 			eventfd_write(way == IRQFD_MSI ? efd_msi : way == IRQFD_IO ? efd_io :
 				      res.fd, 1);
 		}
-		sent[way]++;
-		wait_exactly(&c, way, sent_by(sent, way));
+		wait_exactly(&c, way, ++sent[way / 2]);
 		if (way == RESAMPLE) {
-			TEST_ASSERT(poll(&pfd, 1, 10000) == 1, "no resample after EOI");
+			TEST_ASSERT(poll(&pfd, 1, TIMEOUT_MS) == 1, "no resample after EOI");
 			TEST_ASSERT(!eventfd_read(res.resamplefd, &cnt) && cnt == 1, "resamplefd");
 		} else if (way >= LINE_IO) {
 			/* The pin raised may not be the pin lowered: lower both. */
-			kvm_irq_line(c.vm, 3, 0);
-			kvm_irq_line(c.vm, 4, 0);
+			kvm_irq_line(c.g.vm, 3, 0);
+			kvm_irq_line(c.g.vm, 4, 0);
 		}
 	}
 	WRITE_ONCE(c.stop, true);
 	for (i = 0; i < 4; i++)
 		kvm_pthread_join(threads[i], NULL);
 
-	WRITE_AND_SYNC_TO_GUEST(c.vm, guest_done, true);
-	for (i = 0; i < NR_VCPUS; i++) {
-		struct kvm_msi m = { .address_lo = X86_MSI_ADDR_DEST(i), .data = FENCE_VEC };
-
-		__vm_ioctl(c.vm, KVM_SIGNAL_MSI, &m);
-		kvm_pthread_join(vcpu_threads[i], NULL);
-	}
 	/* Nothing but the routes' vectors, each on its vCPU. */
+	irq_vm_fence(&c.g);
 	for (i = 0; i < NR_VCPUS * 256; i++) {
 		v = i % 256;
-		TEST_ASSERT(!c.count[i] || v == FENCE_VEC || v == (i < 256 ? VA : VB) ||
+		TEST_ASSERT(!c.g.count[i] || v == FENCE_VEC || v == (i < 256 ? VA : VB) ||
 			    (i >= 256 && v == VH) ||
 			    (i < 256 && v >= IOAPIC_VEC + 3 && v <= IOAPIC_VEC + 5),
-			    "vCPU %u got vector 0x%x %u times", i / 256, v, c.count[i]);
+			    "vCPU %u got vector 0x%x %u times", i / 256, v, c.g.count[i]);
 	}
 	ksft_print_msg("%u injections, %lu updates, %lu KVM_IRQ_LINE_STATUS\n", n,
 		       c.updates, c.hammers);
-	kvm_deassign_irqfd(c.vm, GSI_MSI, efd_msi);
-	kvm_deassign_irqfd(c.vm, GSI_IO, efd_io);
-	res.flags = KVM_IRQFD_FLAG_DEASSIGN;
-	vm_ioctl(c.vm, KVM_IRQFD, &res);
-	kvm_vm_free(c.vm);
+	irq_vm_free(&c.g);
 	close(efd_msi);
 	close(efd_io);
 	close(res.fd);
 	close(res.resamplefd);
 }
 
+#define NR_TEARDOWNS	30
+#define NR_EFDS		8
+
 struct teardown {
-	int vm_fd;
-	int efd[8];
+	int vm_fd[NR_TEARDOWNS + 1];
+	int efd[NR_TEARDOWNS + 1][NR_EFDS];
+	int cur;		/* the VM being closed */
 	struct kvm_irq_routing *r;
 	u64 updates;
 	bool in_update, stop;
 };
+
+/* A VM with an in-kernel irqchip, its routing table and NR_EFDS irqfds. */
+static void teardown_vm_create(struct teardown *t, int kvm_fd, int i)
+{
+	int k;
+
+	t->vm_fd[i] = __kvm_ioctl(kvm_fd, KVM_CREATE_VM, NULL);
+	TEST_ASSERT(t->vm_fd[i] >= 0, KVM_IOCTL_ERROR(KVM_CREATE_VM, t->vm_fd[i]));
+	kvm_ioctl(t->vm_fd[i], KVM_CREATE_IRQCHIP, NULL);
+	kvm_ioctl(t->vm_fd[i], KVM_SET_GSI_ROUTING, t->r);
+	for (k = 0; k < NR_EFDS; k++) {
+		struct kvm_irqfd irqfd = { .fd = kvm_new_eventfd(), .gsi = 24 + k };
+
+		t->efd[i][k] = irqfd.fd;
+		kvm_ioctl(t->vm_fd[i], KVM_IRQFD, &irqfd);
+	}
+}
 
 static void *teardown_updater(void *arg)
 {
@@ -320,7 +229,7 @@ static void *teardown_updater(void *arg)
 
 	do {
 		WRITE_ONCE(t->in_update, true);
-		ret = __kvm_ioctl(t->vm_fd, KVM_SET_GSI_ROUTING, t->r);
+		ret = __kvm_ioctl(t->vm_fd[t->cur], KVM_SET_GSI_ROUTING, t->r);
 		WRITE_ONCE(t->in_update, false);
 		if (!ret)
 			__atomic_add_fetch(&t->updates, 1, __ATOMIC_RELEASE);
@@ -332,77 +241,120 @@ static void *teardown_updater(void *arg)
 static void *teardown_signaller(void *arg)
 {
 	struct teardown *t = arg;
-	int i;
+	int k;
 
 	while (!READ_ONCE(t->stop))
-		for (i = 0; i < 8; i++)
-			eventfd_write(t->efd[i], 1);
+		for (k = 0; k < NR_EFDS; k++)
+			eventfd_write(t->efd[t->cur][k], 1);
 	return NULL;
 }
 
-#define NR_TEARDOWNS	30
+/* Close VM @i while it is being updated; true if an update was in flight. */
+static bool teardown_vm_close(struct teardown *t, int i)
+{
+	pthread_t upd, sig;
+	bool overlap;
+	int k;
+
+	t->cur = i;
+	t->stop = false;
+	t->updates = 0;
+	kvm_pthread_create(&upd, NULL, teardown_updater, t);
+	kvm_pthread_create(&sig, NULL, teardown_signaller, t);
+	while (!__atomic_load_n(&t->updates, __ATOMIC_ACQUIRE))
+		sched_yield();
+	usleep(kvm_random_u32_in_range(&kvm_rng, 0, 2000));
+	overlap = READ_ONCE(t->in_update);
+	close(t->vm_fd[i]);
+	kvm_pthread_join(upd, NULL);
+	WRITE_ONCE(t->stop, true);
+	kvm_pthread_join(sig, NULL);
+	for (k = 0; k < NR_EFDS; k++) {
+		struct pollfd pfd = { .fd = t->efd[i][k], .events = POLLIN };
+
+		/* An irqfd would consume the count at once. */
+		TEST_ASSERT(!eventfd_write(pfd.fd, 1) && poll(&pfd, 1, 0) == 1,
+			    "VM %d: an irqfd outlived the KVM_SET_GSI_ROUTING that held its VM", i);
+		close(pfd.fd);
+	}
+	return overlap;
+}
 
 /*
- * Close the VM after at least one update, at a random time while one thread
- * updates its routing and another signals its irqfds.
+ * Close each VM at a random time, after at least one update, while a thread
+ * calls KVM_SET_GSI_ROUTING on it in a loop and another signals its irqfds
+ * (VMs with an in-kernel irqchip, no vCPUs).  Checked:
+ *  - the call in flight, which holds the VM file, completes, and the next
+ *    ones fail with EBADF, never another error;
+ *  - the file is released when that call returns: once the updater has
+ *    seen EBADF, the VM's irqfds have left their eventfds (which then keep
+ *    a count written to them), as kvm_vm_release() removes them;
+ *  - the VMs are destroyed: in a child memory cgroup of ours, what the
+ *    NR_TEARDOWNS VMs leave charged once closed is under half of what they
+ *    took while all were open (memory.current before they are created, then
+ *    with all open, then with all closed; the first VM, closed before,
+ *    warms up caches).  A VM never destroyed leaves about all it took.
+ *    memory.current is charged in per-CPU batches of 64 pages, so on the
+ *    two CPUs the test runs on, a difference of two readings is off by two
+ *    batches at most: if the open VMs took more than eight, the check holds
+ *    with no leak and fails if every VM leaks, else it is left out, as it is
+ *    without the memory controller.
+ * How many closes found the updater between its flag writes around the
+ * ioctl is printed, not checked: it depends on timing.  A debug kernel's
+ * KASAN, lockdep and kmemleak see use-after-free and smaller leaks.
  */
 TEST_F_TIMEOUT(plain, vm_closed_while_updating, 40)
 {
-	int kvm_fd = open_kvm_dev_path_or_exit(), i, iter, ret, overlaps = 0;
+	int kvm_fd = open_kvm_dev_path_or_exit(), i, overlaps = 0;
 	struct teardown t = { .r = kvm_gsi_routing_create() };
+	long base = 0, opened = 0, closed = 0, batch = 64 * getpagesize();
 	char root[PATH_MAX], *cg = NULL;
-	long before = 0, after;
-	pthread_t upd, sig;
+	cpu_set_t cpus, two;
 
+	/* Threads inherit it. */
+	TEST_ASSERT(!sched_getaffinity(0, sizeof(cpus), &cpus), "sched_getaffinity()");
+	CPU_ZERO(&two);
+	for (i = 0; i < CPU_SETSIZE && CPU_COUNT(&two) < 2; i++)
+		if (CPU_ISSET(i, &cpus))
+			CPU_SET(i, &two);
+	TEST_ASSERT(!sched_setaffinity(0, sizeof(two), &two), "sched_setaffinity()");
 	if (!cg_find_unified_root(root, sizeof(root), NULL) &&
 	    !cg_read_strstr(root, "cgroup.subtree_control", "memory")) {
 		cg = cg_name(root, "kvm_irq_routing_teardown");
-		TEST_ASSERT(cg && !cg_create(cg) && !cg_enter_current(cg), "cgroup %s", cg);
+		if (cg && (cg_create(cg) || cg_enter_current(cg))) {
+			free(cg);
+			cg = NULL;
+		}
 	}
 	for (i = 0; i < 300; i++)
-		msi(t.r, 24 + i, 0, 0x40);
-	for (iter = 0; iter <= NR_TEARDOWNS; iter++) {
-		if (iter == 1 && cg)	/* the first VM warms up caches */
-			before = cg_read_long(cg, "memory.current");
-		t.vm_fd = __kvm_ioctl(kvm_fd, KVM_CREATE_VM, NULL);
-		TEST_ASSERT(t.vm_fd >= 0, KVM_IOCTL_ERROR(KVM_CREATE_VM, t.vm_fd));
-		ret = __kvm_ioctl(t.vm_fd, KVM_CREATE_IRQCHIP, NULL);
-		TEST_ASSERT(!ret, KVM_IOCTL_ERROR(KVM_CREATE_IRQCHIP, ret));
-		for (i = 0; i < 8; i++) {
-			struct kvm_irqfd irqfd = { .fd = kvm_new_eventfd(), .gsi = 24 + i };
-
-			t.efd[i] = irqfd.fd;
-			ret = __kvm_ioctl(t.vm_fd, KVM_IRQFD, &irqfd);
-			TEST_ASSERT(!ret, KVM_IOCTL_ERROR(KVM_IRQFD, ret));
-		}
-		t.stop = false;
-		t.updates = 0;
-		kvm_pthread_create(&upd, NULL, teardown_updater, &t);
-		kvm_pthread_create(&sig, NULL, teardown_signaller, &t);
-		while (!__atomic_load_n(&t.updates, __ATOMIC_ACQUIRE))
-			sched_yield();
-		usleep(kvm_random_u32_in_range(&kvm_rng, 0, 2000));
-		overlaps += READ_ONCE(t.in_update);
-		close(t.vm_fd);
-		kvm_pthread_join(upd, NULL);
-		WRITE_ONCE(t.stop, true);
-		kvm_pthread_join(sig, NULL);
-		for (i = 0; i < 8; i++)
-			close(t.efd[i]);
-	}
+		route_msi(t.r, 24 + i, 0, 0x40);
+	teardown_vm_create(&t, kvm_fd, 0);
+	overlaps += teardown_vm_close(&t, 0);
+	if (cg)
+		base = cg_read_long(cg, "memory.current");
+	for (i = 1; i <= NR_TEARDOWNS; i++)
+		teardown_vm_create(&t, kvm_fd, i);
+	if (cg)
+		opened = cg_read_long(cg, "memory.current");
+	for (i = 1; i <= NR_TEARDOWNS; i++)
+		overlaps += teardown_vm_close(&t, i);
 	ksft_print_msg("%d of %d closes while an update was in flight\n", overlaps,
 		       NR_TEARDOWNS + 1);
 	free(t.r);
 	close(kvm_fd);
-	if (!cg)
+	if (!cg) {
+		ksft_print_msg("no memory cgroup: leaks not measured\n");
 		return;
-	after = cg_read_long(cg, "memory.current");
+	}
+	closed = cg_read_long(cg, "memory.current");
 	TEST_ASSERT(!cg_enter_current(root) && !cg_destroy(cg), "removing %s", cg);
 	free(cg);
-	ksft_print_msg("memory.current: %ld KiB after the first VM, %ld KiB at the end\n",
-		       before / 1024, after / 1024);
-	after = (after - before) / NR_TEARDOWNS;
-	TEST_ASSERT(after <= 32 * 1024, "%ld KiB more per VM destroyed: a leak", after / 1024);
+	ksft_print_msg("memory.current per VM: %ld KiB open, %ld KiB left after close\n",
+		       (opened - base) / NR_TEARDOWNS >> 10, (closed - base) / NR_TEARDOWNS >> 10);
+	if (opened - base <= 8 * batch)
+		ksft_print_msg("open VMs took 8 charge batches or less: leaks not measured\n");
+	else
+		TEST_ASSERT((closed - base) * 2 < opened - base, "closed VMs were not destroyed");
 }
 
 TEST_HARNESS_MAIN

@@ -32,7 +32,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/utsname.h>
 
 #include "kvm_syscalls.h"
@@ -154,47 +153,24 @@ static void guest_code(void)
 	GUEST_DONE();
 }
 
-static void msi_entry_init(struct kvm_irq_routing_entry *e, u32 gsi,
-			   u32 vcpu_id, u8 vector)
+/* Physical destination mode, fixed delivery, edge triggered. */
+static void msi_add(struct kvm_irq_routing *r, u32 gsi, u32 vcpu_id, u8 vector)
 {
-	e->gsi = gsi;
-	e->type = KVM_IRQ_ROUTING_MSI;
-	e->flags = 0;
-	/* Physical destination mode, fixed delivery, edge triggered. */
-	e->u.msi.address_lo = APIC_DEFAULT_GPA | (vcpu_id & GENMASK(7, 0)) << 12;
-	e->u.msi.address_hi = vcpu_id & GENMASK(31, 8);
-	e->u.msi.data = vector;
+	kvm_gsi_routing_msi_add(r, gsi, X86_MSI_ADDR_DEST(vcpu_id),
+				X86_MSI_ADDR_HI_DEST(vcpu_id), vector);
 }
 
-static u32 irqchip_entries_init(struct kvm_irq_routing_entry *e)
+static void irqchip_entries_add(struct kvm_irq_routing *r)
 {
-	u32 gsi, n = 0;
+	u32 gsi;
 
 	for (gsi = 0; gsi < NR_IRQCHIP_GSIS; gsi++) {
-		if (gsi < NR_PIC_GSIS) {
-			e[n].gsi = gsi;
-			e[n].type = KVM_IRQ_ROUTING_IRQCHIP;
-			e[n].u.irqchip.irqchip = gsi < 8 ? KVM_IRQCHIP_PIC_MASTER :
-							   KVM_IRQCHIP_PIC_SLAVE;
-			e[n].u.irqchip.pin = gsi % 8;
-			n++;
-		}
-		e[n].gsi = gsi;
-		e[n].type = KVM_IRQ_ROUTING_IRQCHIP;
-		e[n].u.irqchip.irqchip = KVM_IRQCHIP_IOAPIC;
-		e[n].u.irqchip.pin = gsi;
-		n++;
+		if (gsi < NR_PIC_GSIS)
+			kvm_gsi_routing_irqchip_add(r, gsi, gsi < 8 ? KVM_IRQCHIP_PIC_MASTER :
+								      KVM_IRQCHIP_PIC_SLAVE,
+						    gsi % 8);
+		kvm_gsi_routing_irqchip_add(r, gsi, KVM_IRQCHIP_IOAPIC, gsi);
 	}
-	return n;
-}
-
-static void require_full_irqchip(struct kvm_vm *vm)
-{
-	struct kvm_irqchip chip = { .chip_id = KVM_IRQCHIP_PIC_MASTER };
-
-	/* KVM_GET_IRQCHIP fails with a split (userspace PIC/IOAPIC) irqchip. */
-	__TEST_REQUIRE(!__vm_ioctl(vm, KVM_GET_IRQCHIP, &chip),
-		       "--mix needs a full in-kernel irqchip (KVM_CREATE_IRQCHIP)");
 }
 
 static void setup_guest_irqs(struct kvm_vm *vm)
@@ -234,9 +210,8 @@ static void stop_guest(struct kvm_vm *vm, struct kvm_vcpu **vcpus)
 	WRITE_AND_SYNC_TO_GUEST(vm, guest_done, true);
 
 	for (i = 0; i < p.nr_vcpus; i++) {
-		msi.address_lo = APIC_DEFAULT_GPA |
-				 (vcpus[i]->id & GENMASK(7, 0)) << 12;
-		msi.address_hi = vcpus[i]->id & GENMASK(31, 8);
+		msi.address_lo = X86_MSI_ADDR_DEST(vcpus[i]->id);
+		msi.address_hi = X86_MSI_ADDR_HI_DEST(vcpus[i]->id);
 		r = __vm_ioctl(vm, KVM_SIGNAL_MSI, &msi);
 		TEST_ASSERT(r > 0, "KVM_SIGNAL_MSI to vCPU %u not delivered, r = %d, errno = %d",
 			    vcpus[i]->id, r, errno);
@@ -312,23 +287,13 @@ static void *vcpu_thread_main(void *arg)
 	return NULL;
 }
 
-static struct kvm_irq_routing *routing_alloc(u32 nr_entries)
-{
-	struct kvm_irq_routing *routing;
-
-	routing = calloc(1, sizeof(*routing) +
-			 nr_entries * sizeof(routing->entries[0]));
-	TEST_ASSERT(routing, "Failed to allocate %u routing entries", nr_entries);
-	return routing;
-}
-
 static u64 set_routing_timed(struct kvm_vm *vm, struct kvm_irq_routing *routing)
 {
 	struct timespec start, end;
 	int r;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	r = __vm_ioctl(vm, KVM_SET_GSI_ROUTING, routing);
+	r = __kvm_gsi_routing_set(vm, routing);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 
 	TEST_ASSERT(!r, "KVM_SET_GSI_ROUTING (nr = %u) failed, rc: %i errno: %i (%s)",
@@ -373,21 +338,6 @@ static double stddev_ns(const u64 *samples, u32 n, u64 total)
 	for (i = 0; i < n; i++)
 		sum += (samples[i] - mean) * (samples[i] - mean);
 	return sqrt_newton(sum / n);
-}
-
-static void raise_nofile_limit(u32 nr_fds)
-{
-	struct rlimit rl;
-
-	TEST_ASSERT(!getrlimit(RLIMIT_NOFILE, &rl), "getrlimit() failed");
-	if (rl.rlim_cur >= nr_fds)
-		return;
-
-	rl.rlim_cur = rl.rlim_max < nr_fds ? rl.rlim_max : nr_fds;
-	TEST_ASSERT(!setrlimit(RLIMIT_NOFILE, &rl), "setrlimit() failed");
-	TEST_ASSERT(rl.rlim_cur >= nr_fds,
-		    "Need %u file descriptors, RLIMIT_NOFILE hard limit is %lu",
-		    nr_fds, (unsigned long)rl.rlim_max);
 }
 
 /* memory.current of this process's cgroup v2 cgroup, or -1. */
@@ -455,11 +405,10 @@ static void measure_memory(void)
 		       "--mem-vms needs memory.current in this process's cgroup (cgroup v2 with the memory controller, not the root cgroup)");
 
 	for (k = 0; k < 2; k++) {
-		tables[k] = routing_alloc(p.nr_routes);
+		tables[k] = kvm_gsi_routing_create();
 		for (i = 0; i < p.nr_routes; i++)
-			msi_entry_init(&tables[k]->entries[i], i, 0,
-				       MSI_VECTOR_BASE +
-				       (i + k * MSI_NR_VECTORS / 2) % MSI_NR_VECTORS);
+			msi_add(tables[k], i, 0, MSI_VECTOR_BASE +
+				(i + k * MSI_NR_VECTORS / 2) % MSI_NR_VECTORS);
 	}
 	vms = calloc(p.mem_vms, sizeof(*vms));
 	TEST_ASSERT(vms, "Failed to allocate %u VMs", p.mem_vms);
@@ -738,10 +687,10 @@ int main(int argc, char *argv[])
 	vcpus = calloc(p.nr_vcpus, sizeof(*vcpus));
 	TEST_ASSERT(vcpus, "Failed to allocate vCPU array");
 
+	__TEST_REQUIRE(!p.mix || kvm_has_in_kernel_ioapic(),
+		       "--mix needs a full in-kernel irqchip (KVM_CREATE_IRQCHIP)");
 	/* The library sets up an in-kernel irqchip where it has a default one. */
 	vm = vm_create_with_vcpus(p.nr_vcpus, guest_code, vcpus);
-	if (p.mix)
-		require_full_irqchip(vm);
 	if (p.inject)
 		setup_guest_irqs(vm);
 
@@ -754,27 +703,24 @@ int main(int argc, char *argv[])
 	nr_entries = p.nr_routes + (p.mix ? NR_IRQCHIP_ENTRIES : 0);
 	gsi_base = p.mix ? NR_IRQCHIP_GSIS : 0;
 	for (k = 0; k < 2; k++) {
-		tables[k] = routing_alloc(nr_entries);
+		tables[k] = kvm_gsi_routing_create();
 		if (p.mix)
-			nr_irqchip = irqchip_entries_init(tables[k]->entries);
-		tables[k]->nr = nr_entries;
+			irqchip_entries_add(tables[k]);
+		nr_irqchip = tables[k]->nr;
 	}
-	TEST_ASSERT_EQ(nr_irqchip + p.nr_routes, nr_entries);
 
 	for (i = 0; i < p.nr_routes; i++) {
 		u32 offset = kvm_random_u64(&kvm_rng) % MSI_NR_VECTORS;
 		u32 vcpu_id = vcpus[i % p.nr_vcpus]->id;
 
-		for (k = 0; k < 2; k++) {
-			u32 vec = (offset + k * MSI_NR_VECTORS / 2) % MSI_NR_VECTORS;
-
-			msi_entry_init(&tables[k]->entries[nr_irqchip + i],
-				       gsi_base + i, vcpu_id, MSI_VECTOR_BASE + vec);
-		}
+		for (k = 0; k < 2; k++)
+			msi_add(tables[k], gsi_base + i, vcpu_id, MSI_VECTOR_BASE +
+				(offset + k * MSI_NR_VECTORS / 2) % MSI_NR_VECTORS);
 	}
+	TEST_ASSERT_EQ(tables[0]->nr, nr_entries);
 
 	if (p.mode == MODE_CHURN) {
-		cur = routing_alloc(nr_entries);
+		cur = kvm_gsi_routing_create();
 		memcpy(cur, tables[0], sizeof(*cur) +
 		       nr_entries * sizeof(cur->entries[0]));
 	}
@@ -800,7 +746,8 @@ int main(int argc, char *argv[])
 	}
 
 	if (p.nr_irqfds) {
-		raise_nofile_limit(p.nr_irqfds + 64);
+		/* The irqfds' eventfds, counted as kvm_set_files_rlimit() counts vCPUs. */
+		kvm_set_files_rlimit(p.nr_vcpus + DIV_ROUND_UP(p.nr_irqfds, 2));
 		irqfds = calloc(p.nr_irqfds, sizeof(*irqfds));
 		TEST_ASSERT(irqfds, "Failed to allocate irqfd array");
 		for (i = 0; i < p.nr_irqfds; i++) {

@@ -13,9 +13,13 @@
 
 #define APIC_DEFAULT_GPA		0xfee00000ULL
 
-/* MSI address_lo: bits 19:12 are the destination APIC ID. */
+/*
+ * MSI address: bits 19:12 of address_lo are the destination APIC ID, and,
+ * with KVM_X2APIC_API_USE_32BIT_IDS, bits 31:8 of address_hi its bits 31:8.
+ */
 #define X86_MSI_ADDR_BASE		0xfee00000u
 #define X86_MSI_ADDR_DEST(id)		(X86_MSI_ADDR_BASE | ((id) & 0xff) << 12)
+#define X86_MSI_ADDR_HI_DEST(id)	((id) & 0xffffff00u)
 
 /* APIC base address MSR and fields */
 #define MSR_IA32_APICBASE		0x0000001b

@@ -825,7 +825,12 @@ void kvm_arch_vm_post_create(struct kvm_vm *vm, unsigned int nr_vcpus)
 	TEST_ASSERT(kvm_has_cap(KVM_CAP_GET_TSC_KHZ),
 		    "Require KVM_GET_TSC_KHZ to provide udelay() to guest.");
 
-	vm_create_irqchip(vm);
+	if (vm->shape_flags & VM_SHAPE_SPLIT_IRQCHIP) {
+		vm_enable_cap(vm, KVM_CAP_SPLIT_IRQCHIP, KVM_SPLIT_IRQCHIP_PINS);
+		vm->has_irqchip = true;
+	} else {
+		vm_create_irqchip(vm);
+	}
 	vm_init_descriptor_tables(vm);
 
 	sync_global_to_guest(vm, host_cpu_is_intel);
