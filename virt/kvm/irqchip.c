@@ -429,6 +429,13 @@ static int __kvm_set_irq_routing(struct kvm *kvm,
 	int r;
 
 	/*
+	 * A table's arrays have room for at most KVM_MAX_IRQ_ROUTES entries.
+	 * The ioctl refuses more; an in-kernel caller passing more is a bug.
+	 */
+	if (WARN_ON_ONCE(nr > KVM_MAX_IRQ_ROUTES))
+		return -EINVAL;
+
+	/*
 	 * Until the GSIs are known and checked, take only the entries: the
 	 * cached table's, or a new array.  The user's entries are copied
 	 * there, so the copy needs that memory anyway; the map is allocated
