@@ -413,11 +413,11 @@ irq_routing_user_copy(struct kvm_kernel_irq_routing_entry *entries,
 }
 
 /*
- * Install the @nr entries at @ue, a kernel array, or at @uentries, a user
- * array that is first copied into the new table's entries.
+ * Install the @nr entries at @routes, a kernel array, or at @uentries, a
+ * user array that is first copied into the new table's entries.
  */
 static int __kvm_set_irq_routing(struct kvm *kvm,
-				 const struct kvm_irq_routing_entry *ue,
+				 const struct kvm_irq_routing_entry *routes,
 				 const struct kvm_irq_routing_entry __user *uentries,
 				 u32 nr, u32 flags)
 {
@@ -456,14 +456,14 @@ static int __kvm_set_irq_routing(struct kvm *kvm,
 		r = -EFAULT;
 		if (copy_from_user(copy, uentries, nr * sizeof(*copy)))
 			goto out_entries;
-		ue = copy;
+		routes = copy;
 	}
 
 	r = -EINVAL;
 	for (i = 0; i < nr; ++i) {
-		if (ue[i].gsi >= KVM_MAX_IRQ_ROUTES)
+		if (routes[i].gsi >= KVM_MAX_IRQ_ROUTES)
 			goto out_entries;
-		nr_rt_entries = max(nr_rt_entries, ue[i].gsi);
+		nr_rt_entries = max(nr_rt_entries, routes[i].gsi);
 	}
 
 	nr_rt_entries += 1;
@@ -482,10 +482,10 @@ static int __kvm_set_irq_routing(struct kvm *kvm,
 	 */
 	nr_direct = nr;
 	while (uentries && nr_direct &&
-	       (void *)&new->entries[nr_direct] > (void *)&ue[nr_direct - 1])
+	       (void *)&new->entries[nr_direct] > (void *)&routes[nr_direct - 1])
 		nr_direct--;
 
-	for (i = 0, e = new->entries, u = ue; i < nr; i++, e++, u++) {
+	for (i = 0, e = new->entries, u = routes; i < nr; i++, e++, u++) {
 		const struct kvm_irq_routing_entry *src = u;
 
 		if (i >= nr_direct) {
@@ -540,10 +540,10 @@ out_entries:
 }
 
 int kvm_set_irq_routing(struct kvm *kvm,
-			const struct kvm_irq_routing_entry *ue,
+			const struct kvm_irq_routing_entry *routes,
 			unsigned int nr, unsigned int flags)
 {
-	return __kvm_set_irq_routing(kvm, ue, NULL, nr, flags);
+	return __kvm_set_irq_routing(kvm, routes, NULL, nr, flags);
 }
 
 int kvm_set_irq_routing_user(struct kvm *kvm,
