@@ -8,6 +8,17 @@ set -euo pipefail
 
 "$TOP/scripts/fetch-base.sh"
 
+# Never rewrite the trees under a kernel build: git am passes through every
+# prefix of the series, and a build reading the tree meanwhile would mix
+# headers of different prefixes (a struct kvm of two layouts in one kernel).
+# build-kernel.sh holds the same lock for a whole build.
+mkdir -p "$BUILD"
+exec 9>"$BUILD/.kernel-build.lock"
+if ! flock -n 9; then
+	log "a kernel build is running; waiting for it before applying"
+	flock 9
+fi
+
 # The base tree, for the base kernel, beside the patched one.
 if [ ! -f "$SRC_BASE/Makefile" ]; then
 	add_worktree "$SRC_BASE" "$BASE_TAG"
