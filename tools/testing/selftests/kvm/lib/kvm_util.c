@@ -1862,18 +1862,17 @@ struct kvm_irq_routing *kvm_gsi_routing_create(void)
 void kvm_gsi_routing_irqchip_add(struct kvm_irq_routing *routing,
 		u32 gsi, u32 irqchip, u32 pin)
 {
-	int i;
+	struct kvm_irq_routing_entry *e;
 
-	assert(routing);
-	assert(routing->nr < KVM_MAX_IRQ_ROUTES);
+	TEST_ASSERT(routing && routing->nr < KVM_MAX_IRQ_ROUTES,
+		    "No room for another routing entry");
 
-	i = routing->nr;
-	routing->entries[i].gsi = gsi;
-	routing->entries[i].type = KVM_IRQ_ROUTING_IRQCHIP;
-	routing->entries[i].flags = 0;
-	routing->entries[i].u.irqchip.irqchip = irqchip;
-	routing->entries[i].u.irqchip.pin = pin;
-	routing->nr++;
+	e = &routing->entries[routing->nr++];
+	memset(e, 0, sizeof(*e));
+	e->gsi = gsi;
+	e->type = KVM_IRQ_ROUTING_IRQCHIP;
+	e->u.irqchip.irqchip = irqchip;
+	e->u.irqchip.pin = pin;
 }
 
 void kvm_gsi_routing_msi_add(struct kvm_irq_routing *routing, u32 gsi,

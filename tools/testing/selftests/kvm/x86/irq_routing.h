@@ -60,11 +60,13 @@ static void *vcpu_thread(void *arg)
 {
 	struct kvm_vcpu *vcpu = arg;
 	struct ucall uc;
+	u64 cmd;
 
 	vcpu_run(vcpu);
-	if (get_ucall(vcpu, &uc) == UCALL_ABORT)
+	cmd = get_ucall(vcpu, &uc);
+	if (cmd == UCALL_ABORT)
 		REPORT_GUEST_ASSERT(uc);
-	TEST_ASSERT_EQ(get_ucall(vcpu, &uc), UCALL_DONE);
+	TEST_ASSERT_EQ(cmd, UCALL_DONE);
 	return NULL;
 }
 
@@ -112,6 +114,7 @@ static inline void irq_vm_create(struct irq_vm *g, u32 level_pins)
 	struct kvm_irqchip pic = { .chip_id = KVM_IRQCHIP_PIC_MASTER };
 	int i;
 
+	TEST_REQUIRE(kvm_has_cap(KVM_CAP_X2APIC_API));
 	g->vm = vm_create_with_vcpus(NR_VCPUS, guest_code, g->vcpus);
 	vm_enable_cap(g->vm, KVM_CAP_X2APIC_API, KVM_X2APIC_API_USE_32BIT_IDS |
 		      KVM_X2APIC_API_DISABLE_BROADCAST_QUIRK);

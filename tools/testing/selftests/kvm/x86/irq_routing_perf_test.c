@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 
 #include "kvm_syscalls.h"
@@ -43,7 +44,7 @@
 #include "processor.h"
 
 #define DEFAULT_NR_ROUTES	512
-#define DEFAULT_ITERATIONS	50000
+#define DEFAULT_ITERATIONS	1000
 #define DEFAULT_INJECT_COUNT	1000
 #define DEFAULT_WARMUP		10
 #define DEFAULT_MEM_SHRINK	24
@@ -454,6 +455,26 @@ static void measure_memory(void)
 	close(fd);
 }
 
+/*
+ * Room for the irqfds' eventfds, on top of the vCPUs' files and the margin
+ * kvm_set_files_rlimit() allowed for when the VM was created.
+ */
+static void irqfd_files_rlimit(u32 nr_vcpus, u32 nr_irqfds)
+{
+	rlim_t want = nr_vcpus * 2 + 100 + nr_irqfds;
+	struct rlimit rl;
+
+	TEST_ASSERT(!getrlimit(RLIMIT_NOFILE, &rl), "getrlimit() failed");
+	if (rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = want;
+	if (rl.rlim_max < want)
+		rl.rlim_max = want;
+	__TEST_REQUIRE(!setrlimit(RLIMIT_NOFILE, &rl),
+		       "RLIMIT_NOFILE is below %lu and cannot be raised",
+		       (unsigned long)want);
+}
+
 static void help(const char *name)
 {
 	printf("usage: %s [-h] [-r routes] [-i iterations] [-m mode] [-f irqfds]\n"
@@ -746,8 +767,7 @@ int main(int argc, char *argv[])
 	}
 
 	if (p.nr_irqfds) {
-		/* The irqfds' eventfds, counted as kvm_set_files_rlimit() counts vCPUs. */
-		kvm_set_files_rlimit(p.nr_vcpus + DIV_ROUND_UP(p.nr_irqfds, 2));
+		irqfd_files_rlimit(p.nr_vcpus, p.nr_irqfds);
 		irqfds = calloc(p.nr_irqfds, sizeof(*irqfds));
 		TEST_ASSERT(irqfds, "Failed to allocate irqfd array");
 		for (i = 0; i < p.nr_irqfds; i++) {
