@@ -149,7 +149,7 @@ static void wait_exactly(struct ctx *c, int way, u32 want)
 		    arrived(c, way));
 }
 
-TEST_F_TIMEOUT(plain, two_updaters_vs_readers, 60)
+TEST_F_TIMEOUT(plain, two_updaters_vs_readers, 300)
 {
 	int efd_msi = kvm_new_eventfd(), efd_io = kvm_new_eventfd();
 	struct kvm_irqfd res = { .fd = kvm_new_eventfd(), .resamplefd = kvm_new_eventfd(),
@@ -336,7 +336,7 @@ static bool teardown_vm_close(struct teardown *t, int i)
  * ioctl is printed, not checked: it depends on timing.  Use-after-free and
  * smaller leaks are left to KASAN, lockdep and kmemleak, if enabled.
  */
-TEST_F_TIMEOUT(plain, vm_closed_while_updating, 40)
+TEST_F_TIMEOUT(plain, vm_closed_while_updating, 300)
 {
 	int kvm_fd = open_kvm_dev_path_or_exit(), i, overlaps = 0;
 	struct teardown t = { .r = kvm_gsi_routing_create() };

@@ -224,7 +224,7 @@ static void enable_synic(struct rt *t)
 	}
 }
 
-TEST_F_TIMEOUT(retarget, route_change, 60)
+TEST_F_TIMEOUT(retarget, route_change, 300)
 {
 	struct rt *t = &self->t;
 	struct kvm_irq_routing *r = t->r;
@@ -280,7 +280,7 @@ static void set_span(struct rt *t, u32 n, u32 top, u32 step)
  * table needs room for both), then growth by one across each power-of-two
  * capacity.
  */
-TEST_F_TIMEOUT(rt, grow_across_capacities, 90)
+TEST_F_TIMEOUT(rt, grow_across_capacities, 300)
 {
 	static const u32 steps[][2] = {
 		{ 2, 4095 }, { 3, 4094 },	/* few entries, high GSIs */
@@ -337,7 +337,7 @@ TEST_F(rt, rejected_update_keeps_table)
  * -EFAULT.  The update fails, or succeeds if the failure was absorbed, and
  * the installed table is whole either way.
  */
-TEST_F_TIMEOUT(rt, failed_allocation_keeps_table, 100)
+TEST_F_TIMEOUT(rt, failed_allocation_keeps_table, 300)
 {
 	struct rt *t = &self->t;
 	int fd, n, ret, err, len, failed = 0;
@@ -500,7 +500,7 @@ static long set_n_routes(const char *cg, struct kvm_vm **vms, struct kvm_irq_rou
  * took less than the 4096 entries userspace passed, for every VM (about 12
  * batches with 4 KiB pages): kernel memory not accounted.
  */
-TEST_F_TIMEOUT(plain, memory_shrink_rule, 60)
+TEST_F_TIMEOUT(plain, memory_shrink_rule, 300)
 {
 	struct kvm_vm *vms[NR_MEM_VMS];
 	struct kvm_irq_routing *r;
