@@ -1859,8 +1859,9 @@ struct kvm_irq_routing *kvm_gsi_routing_create(void)
 	return routing;
 }
 
-void kvm_gsi_routing_irqchip_add(struct kvm_irq_routing *routing,
-		u32 gsi, u32 irqchip, u32 pin)
+/* The next entry of @routing, zeroed, for @gsi. */
+static struct kvm_irq_routing_entry *
+kvm_gsi_routing_next(struct kvm_irq_routing *routing, u32 gsi)
 {
 	struct kvm_irq_routing_entry *e;
 
@@ -1870,6 +1871,14 @@ void kvm_gsi_routing_irqchip_add(struct kvm_irq_routing *routing,
 	e = &routing->entries[routing->nr++];
 	memset(e, 0, sizeof(*e));
 	e->gsi = gsi;
+	return e;
+}
+
+void kvm_gsi_routing_irqchip_add(struct kvm_irq_routing *routing,
+				 u32 gsi, u32 irqchip, u32 pin)
+{
+	struct kvm_irq_routing_entry *e = kvm_gsi_routing_next(routing, gsi);
+
 	e->type = KVM_IRQ_ROUTING_IRQCHIP;
 	e->u.irqchip.irqchip = irqchip;
 	e->u.irqchip.pin = pin;
@@ -1878,14 +1887,8 @@ void kvm_gsi_routing_irqchip_add(struct kvm_irq_routing *routing,
 void kvm_gsi_routing_msi_add(struct kvm_irq_routing *routing, u32 gsi,
 			     u32 address_lo, u32 address_hi, u32 data)
 {
-	struct kvm_irq_routing_entry *e;
+	struct kvm_irq_routing_entry *e = kvm_gsi_routing_next(routing, gsi);
 
-	TEST_ASSERT(routing && routing->nr < KVM_MAX_IRQ_ROUTES,
-		    "No room for another routing entry");
-
-	e = &routing->entries[routing->nr++];
-	memset(e, 0, sizeof(*e));
-	e->gsi = gsi;
 	e->type = KVM_IRQ_ROUTING_MSI;
 	e->u.msi.address_lo = address_lo;
 	e->u.msi.address_hi = address_hi;
