@@ -169,7 +169,9 @@ seed_objdir() {
 # A kernel checkout is 1.8 GB, and make check needs two (and make mutants a
 # third), so when a clean worktree of the same repository exists ($SRC_BASE,
 # $SRC_PATCHED or $SRC itself), its files are hard-linked into DST instead
-# of written again, and only the files that differ at REV are checked out.
+# of written again, and only the files that differ at REV are checked out;
+# files the donor has and REV lacks (a donor on the patched branch) are
+# removed.
 # The trees cannot write through each other: git replaces a file it changes
 # (unlink, then create), and kbuild does not write into an O= source tree.
 add_worktree() {
@@ -190,6 +192,7 @@ add_worktree() {
 		if find "$donor" -mindepth 1 -maxdepth 1 ! -name .git \
 			-exec cp -al {} "$dst/" \; &&
 		   git -C "$dst" reset -q && git -C "$dst" checkout -q -f -- . &&
+		   git -C "$dst" clean -fdq &&
 		   git -C "$dst" diff --quiet HEAD; then
 			log "$(basename "$dst"): worktree at ${rev:0:12}, files hard-linked from $(basename "$donor")"
 			return 0
