@@ -30,7 +30,7 @@
 #   grow to 4096 routes (one pass: 4096 updates of 1..4096 routes; total_us)
 #   4096 routes with 1024 irqfds, full and churn
 #   --inject: 512 routes, 64 irqfds, 2 vCPUs, churn (fails on a lost interrupt)
-#   allocations per update (full, same x 512, 4096 routes) when the kernel has
+#   allocations per update (full, same x 100, 512, 4096 routes) when the kernel has
 #   kmem trace events; skipped otherwise (configs/kvm.config has no tracing)
 #   memory kept per VM (memory.current of the test's cgroup, 16 VMs): empty,
 #   with 512 and 4096 routes, after shrinking to 24 routes
@@ -131,7 +131,7 @@ matrix=$BDIR/matrix.list
 	for r in "${!ITERS[@]}"; do SITERS[$r]=$(scale "${ITERS[$r]}"); done
 	bench_cells SITERS "$SEED"
 	# Allocations per update: runs with N1 and N2 updates, difference.
-	for r in 512 4096; do
+	for r in 100 512 4096; do
 		for m in full same; do
 			echo "allocs-$m-r$r bench-allocs.sh $r $m 10 50 $SEED"
 		done

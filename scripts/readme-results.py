@@ -44,8 +44,8 @@ this; a kernel without them skips the cells): the guest
 script scripts/bench-allocs.sh enables kmem:kmalloc, kmem:kmem_cache_alloc
 and kmem:mm_page_alloc, restricts them with set_event_pid plus
 options/event-fork to the irq_routing_perf_test process and its threads,
-runs the test twice with N1 < N2 updates (modes full and same, 512 and 4096
-routes) and reports (count(N2) - count(N1)) / (N2 - N1): the allocations of
+runs the test twice with N1 < N2 updates (modes full and same, 100, 512
+and 4096 routes) and reports (count(N2) - count(N1)) / (N2 - N1): the allocations of
 one update in steady state, with process start, VM and vCPU creation and
 the first table cancelled out.  A trace-buffer overrun fails the cell.
 Allocations made by other tasks on the test's behalf (kworkers, RCU

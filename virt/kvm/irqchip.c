@@ -153,17 +153,24 @@ static void irq_routing_check_retired(struct kvm *kvm,
  * KMALLOC_MAX_CACHE_SIZE, that is kmalloc()'s bucket.  Above, kmalloc()
  * rounds up to a power-of-two number of pages, up to twice the size asked for
  * (KVM_MAX_IRQ_ROUTES entries, 320 KiB on x86-64, would take 512 KiB), so
- * larger arrays come from vmalloc(), in whole pages.
+ * larger arrays come from vmalloc(), in whole pages.  Returns the size that
+ * irq_routing_alloc() allocates for a request of @size bytes.
  */
-static void *irq_routing_alloc(size_t *size)
+static size_t irq_routing_alloc_size(size_t size)
 {
-	if (*size <= KMALLOC_MAX_CACHE_SIZE) {
-		*size = kmalloc_size_roundup(*size);
-		return kmalloc(*size, GFP_KERNEL_ACCOUNT);
-	}
+	if (size <= KMALLOC_MAX_CACHE_SIZE)
+		return kmalloc_size_roundup(size);
 
-	*size = PAGE_ALIGN(*size);
-	return __vmalloc(*size, GFP_KERNEL_ACCOUNT);
+	return PAGE_ALIGN(size);
+}
+
+/* @size is a size returned by irq_routing_alloc_size(). */
+static void *irq_routing_alloc(size_t size)
+{
+	if (size <= KMALLOC_MAX_CACHE_SIZE)
+		return kmalloc(size, GFP_KERNEL_ACCOUNT);
+
+	return __vmalloc(size, GFP_KERNEL_ACCOUNT);
 }
 
 /*
@@ -183,23 +190,89 @@ static u32 irq_routing_want(u32 n)
 }
 
 /*
- * Whether an array with room for @max elements may hold @n of them: it must
- * be large enough, and at most twice what is needed, so that a VM whose table
- * shrinks does not keep the memory of its largest table.  Arrays with room
- * for up to twice IRQ_ROUTING_SMALL elements are never too large.
+ * The size of a new table (header and GSI map) for GSIs below @nr_rt_entries,
+ * and in *@room the number of GSIs its map has room for.
+ */
+static size_t irq_routing_map_size(u32 nr_rt_entries, u32 *room)
+{
+	struct kvm_irq_routing_table *rt;
+	size_t size;
+
+	size = irq_routing_alloc_size(struct_size(rt, map,
+						  irq_routing_want(nr_rt_entries)));
+	*room = min_t(size_t, KVM_MAX_IRQ_ROUTES,
+		      (size - sizeof(*rt)) / sizeof(rt->map[0]));
+	return size;
+}
+
+/*
+ * The size of a new entries array for @nr entries, and in *@room the number
+ * of entries it has room for.
+ */
+static size_t irq_routing_entries_size(u32 nr, u32 *room)
+{
+	struct kvm_irq_routing_table *rt;
+	size_t size;
+
+	size = irq_routing_alloc_size(array_size(irq_routing_want(nr),
+						 sizeof(rt->entries[0])));
+	*room = min_t(size_t, KVM_MAX_IRQ_ROUTES, size / sizeof(rt->entries[0]));
+	return size;
+}
+
+/*
+ * Whether an array with room for @max elements may hold @n of them, where a
+ * new array for @n has room for @room: it must be large enough, and at most
+ * twice as large as the new one, so that a VM whose table shrinks does not
+ * keep the memory of its largest table.  Comparing with what a new array
+ * would provide, not with @n, makes every new array fit the update it was
+ * allocated for, whatever the allocator's rounding.  Arrays with room for up
+ * to twice IRQ_ROUTING_SMALL elements are never too large.
  */
 #define IRQ_ROUTING_SMALL	64
 
-static bool irq_routing_fits(u32 max, u32 n)
+static bool irq_routing_fits(u32 max, u32 n, u32 room)
 {
-	return n <= max && max / 2 <= max_t(u32, n, IRQ_ROUTING_SMALL);
+	return n <= max && max <= 2 * max_t(u32, room, IRQ_ROUTING_SMALL);
+}
+
+static bool irq_routing_map_fits(struct kvm_irq_routing_table *rt,
+				 u32 nr_rt_entries)
+{
+	u32 room;
+
+	irq_routing_map_size(nr_rt_entries, &room);
+	return irq_routing_fits(rt->max_rt_entries, nr_rt_entries, room);
+}
+
+static bool irq_routing_entries_fit(struct kvm_irq_routing_table *rt, u32 nr)
+{
+	u32 room;
+
+	irq_routing_entries_size(nr, &room);
+	return irq_routing_fits(rt->max_entries, nr, room);
 }
 
 static bool irq_routing_table_fits(struct kvm_irq_routing_table *rt,
 				   u32 nr_rt_entries, u32 nr)
 {
-	return irq_routing_fits(rt->max_rt_entries, nr_rt_entries) &&
-	       irq_routing_fits(rt->max_entries, nr);
+	return irq_routing_map_fits(rt, nr_rt_entries) &&
+	       irq_routing_entries_fit(rt, nr);
+}
+
+/*
+ * Put @rt, a table that no SRCU reader can see, in the cache.  At most one
+ * table is kept per VM; the one it replaces is freed.
+ */
+static void irq_routing_cache_put(struct kvm *kvm,
+				  struct kvm_irq_routing_table *rt)
+{
+	/*
+	 * Only a table that no SRCU reader can see goes to the cache: checked
+	 * here, where a table cached too early is, and again when it is taken.
+	 */
+	irq_routing_check_retired(kvm, rt);
+	free_irq_routing_table(xchg(&kvm->irq_routing_cache, rt));
 }
 
 /* A new table with a map for GSIs below @nr_rt_entries, and no entries. */
@@ -207,14 +280,14 @@ static struct kvm_irq_routing_table *irq_routing_alloc_map(u32 nr_rt_entries)
 {
 	struct kvm_irq_routing_table *rt;
 	size_t size;
+	u32 room;
 
-	size = struct_size(rt, map, irq_routing_want(nr_rt_entries));
-	rt = irq_routing_alloc(&size);
+	size = irq_routing_map_size(nr_rt_entries, &room);
+	rt = irq_routing_alloc(size);
 	if (!rt)
 		return NULL;
 
-	rt->max_rt_entries = min_t(size_t, KVM_MAX_IRQ_ROUTES,
-				   (size - sizeof(*rt)) / sizeof(rt->map[0]));
+	rt->max_rt_entries = room;
 	rt->max_entries = 0;
 	rt->entries = NULL;
 	irq_routing_retire_unpublished(rt);
@@ -232,7 +305,7 @@ irq_routing_take_cached(struct kvm *kvm, u32 nr)
 
 	/* xchg() hands the cached table to one updater at most. */
 	rt = xchg(&kvm->irq_routing_cache, NULL);
-	if (rt && !irq_routing_fits(rt->max_entries, nr)) {
+	if (rt && !irq_routing_entries_fit(rt, nr)) {
 		free_irq_routing_table(rt);
 		return NULL;
 	}
@@ -256,14 +329,7 @@ irq_routing_take_cached(struct kvm *kvm, u32 nr)
 static struct kvm_kernel_irq_routing_entry *
 irq_routing_alloc_entries(u32 nr, u32 *max_entries)
 {
-	struct kvm_kernel_irq_routing_entry *entries;
-	size_t size;
-
-	size = array_size(irq_routing_want(nr), sizeof(*entries));
-	entries = irq_routing_alloc(&size);
-	*max_entries = min_t(size_t, KVM_MAX_IRQ_ROUTES,
-			     size / sizeof(*entries));
-	return entries;
+	return irq_routing_alloc(irq_routing_entries_size(nr, max_entries));
 }
 
 /*
@@ -281,7 +347,7 @@ irq_routing_fit_map(struct kvm_irq_routing_table *rt,
 {
 	struct kvm_irq_routing_table *new;
 
-	if (!rt || !irq_routing_fits(rt->max_rt_entries, nr_rt_entries)) {
+	if (!rt || !irq_routing_map_fits(rt, nr_rt_entries)) {
 		new = irq_routing_alloc_map(nr_rt_entries);
 		if (!new)
 			return NULL;
@@ -302,26 +368,19 @@ irq_routing_fit_map(struct kvm_irq_routing_table *rt,
  * Keep @rt, a retired table, for the next update if it fits a table of @nr
  * entries and GSIs below @nr_rt_entries, the size of the table just
  * installed; free it otherwise.  No SRCU reader may be able to see @rt: it
- * was replaced and followed by a grace period.  At most one table is kept
- * per VM; the one it replaces is freed.
+ * was replaced and followed by a grace period.
  */
 static void release_irq_routing_table(struct kvm *kvm,
 				      struct kvm_irq_routing_table *rt,
 				      u32 nr_rt_entries, u32 nr)
 {
-	if (rt && !irq_routing_table_fits(rt, nr_rt_entries, nr)) {
-		free_irq_routing_table(rt);
-		return;
-	}
 	if (!rt)
 		return;
 
-	/*
-	 * Only a table that no SRCU reader can see goes to the cache: checked
-	 * here, where a table cached too early is, and again when it is taken.
-	 */
-	irq_routing_check_retired(kvm, rt);
-	free_irq_routing_table(xchg(&kvm->irq_routing_cache, rt));
+	if (irq_routing_table_fits(rt, nr_rt_entries, nr))
+		irq_routing_cache_put(kvm, rt);
+	else
+		free_irq_routing_table(rt);
 }
 
 void kvm_free_irq_routing(struct kvm *kvm)
@@ -524,16 +583,20 @@ static int __kvm_set_irq_routing(struct kvm *kvm,
 
 out:
 	/*
-	 * A table that failed validation was never published, but it is not
-	 * kept: it was sized for the refused table, and keeping it could pin
-	 * a large table in a VM whose installed one is small.
+	 * A table that failed validation was never published.  The cached
+	 * table goes back to the cache, where it was before this update; a
+	 * new one is freed: it was sized for the refused table, and keeping
+	 * it could pin a large table in a VM whose installed one is small.
 	 */
-	free_irq_routing_table(new);
+	if (new == cached)
+		irq_routing_cache_put(kvm, new);
+	else
+		free_irq_routing_table(new);
 	return r;
 
 out_entries:
 	if (cached)
-		free_irq_routing_table(cached);
+		irq_routing_cache_put(kvm, cached);
 	else
 		kvfree(entries);
 	return r;

@@ -121,7 +121,7 @@ static DEFINE_SPINLOCK(svm_vm_data_hash_lock);
  * never cleared: until then, no notifier can have found a VM, and
  * avic_vm_pre_destroy() has no reader to wait for.
  */
-static bool avic_ga_log_notified;
+static bool avic_ga_log_notified __read_mostly;
 static bool x2avic_enabled;
 static u32 x2avic_max_physical_id;
 
@@ -264,7 +264,7 @@ static int avic_ga_log_notifier(u32 ga_tag)
 	pr_debug("SVM: %s: vm_id=%#x, vcpu_idx=%#x\n", __func__, vm_id, vcpu_idx);
 	trace_kvm_avic_ga_log(vm_id, vcpu_idx);
 
-	/* Say that a notifier runs before looking anything up. */
+	/* Record that a notifier has run, before the lookup. */
 	if (!READ_ONCE(avic_ga_log_notified))
 		WRITE_ONCE(avic_ga_log_notified, true);
 	/*
