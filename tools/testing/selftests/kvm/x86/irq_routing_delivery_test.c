@@ -381,6 +381,89 @@ TEST_F_TIMEOUT(rt, failed_allocation_keeps_table, 300)
 }
 
 /*
+ * Update VM to @nr MSI routes (vector @vec), the last one with @last_gsi and
+ * @last_flags, and return how many fault-injection points the update reached
+ * (fail-nth counts allocations and copies from userspace), or -errno if it
+ * failed.
+ */
+static int update_points(struct rt *t, int fd, u32 nr, u32 vec, u32 last_gsi,
+			 u32 last_flags)
+{
+	int len, ret, err;
+	char buf[16];
+	u32 i;
+
+	for (i = 0; i < nr; i++)
+		route_msi(t->r, i == nr - 1 ? last_gsi : i, i % NR_VCPUS, vec);
+	t->r->entries[nr - 1].flags = last_flags;
+	TEST_ASSERT(pwrite(fd, "100000", 6, 0) == 6, "fail-nth");
+	ret = __kvm_gsi_routing_set(t->g.vm, t->r);
+	err = errno;
+	len = pread(fd, buf, sizeof(buf) - 1, 0);
+	TEST_ASSERT(len > 0 && pwrite(fd, "0", 1, 0) == 1, "fail-nth");
+	t->r->nr = 0;
+	if (ret)
+		return -err;
+	buf[len] = '\0';
+	return 100000 - atoi(buf);
+}
+
+/* The points of an update of @nr routes that follows two of the same size. */
+static int steady_points(struct rt *t, int fd, u32 nr)
+{
+	int n = update_points(t, fd, nr, V1, nr - 1, 0);
+
+	if (n >= 0)
+		n = update_points(t, fd, nr, V2, nr - 1, 0);
+	if (n >= 0)
+		n = update_points(t, fd, nr, V1, nr - 1, 0);
+	TEST_ASSERT(n >= 0, "update of %u routes: errno %d", nr, -n);
+	return n;
+}
+
+/*
+ * In steady state an update allocates nothing: it is built in the memory of
+ * the table that the update before it retired, whatever the table's size and
+ * the allocator's rounding of it, and an update refused before (bad GSI) or
+ * after (bad flags) its GSI map is fitted gives that memory back.  So every
+ * such update reaches the fault-injection points of a one-route update.  A
+ * kernel that allocates per entry (no reuse) reaches more at 64 routes than
+ * at 1, and is not checked.
+ */
+TEST_F_TIMEOUT(rt, steady_state_update_allocates_nothing, 300)
+{
+	static const u32 sizes[] = { 24, 64, 100, 128, 200, 256, 400, 512, 1024, 4096 };
+	struct rt *t = &self->t;
+	int fd, base, n, i;
+	char buf[16];
+
+	if (read_text("/sys/kernel/debug/failslab/ignore-gfp-wait", buf, sizeof(buf)) < 1 ||
+	    buf[0] != 'N')
+		SKIP(return, "needs failslab and fail_page_alloc with ignore-gfp-wait=N");
+	fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	if (fd < 0)
+		SKIP(return, "no /proc/thread-self/fail-nth (CONFIG_FAULT_INJECTION)");
+	base = steady_points(t, fd, 1);
+	if (steady_points(t, fd, 64) > base)
+		SKIP(return, "this kernel allocates on every update: no table reuse");
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		n = steady_points(t, fd, sizes[i]);
+		TEST_ASSERT(n == base, "%u routes: a steady-state update reached %d injection points, one of 1 route %d",
+			    sizes[i], n, base);
+		TEST_ASSERT_EQ(update_points(t, fd, sizes[i], V2, KVM_MAX_IRQ_ROUTES, 0), -EINVAL);
+		n = update_points(t, fd, sizes[i], V2, sizes[i] - 1, 0);
+		TEST_ASSERT(n == base, "%u routes, after a bad GSI: %d injection points, not %d",
+			    sizes[i], n, base);
+		TEST_ASSERT_EQ(update_points(t, fd, sizes[i], V1, sizes[i] - 1, 0x80), -EINVAL);
+		n = update_points(t, fd, sizes[i], V1, sizes[i] - 1, 0);
+		TEST_ASSERT(n == base, "%u routes, after bad flags: %d injection points, not %d",
+			    sizes[i], n, base);
+	}
+	close(fd);
+}
+
+/*
  * An IOAPIC resampler across a change of its GSI's pin, from 5 to 20 (made
  * level-triggered, 20 beyond the PIC's pins): the guest's EOI of pin 20
  * resamples, that of pin 5 no longer does.  The pin-20 table is set twice,
@@ -620,6 +703,154 @@ TEST_F(plain, split_irqchip_same_table_after_x2apic_api)
 		    "no EOI exit: the same table set again did not rescan the IOAPIC routes");
 	kvm_vm_free(vm);
 	free(r);
+}
+
+/*
+ * Xen: the shared_info page holds vCPU N's vcpu_info in its slot N (long
+ * mode), then the evtchn_pending bitmap.  The vCPUs never run: KVM marks an
+ * event pending in guest memory.  Each port is in its own pending word.
+ */
+#define XEN_GPA		0xc0000000ull
+#define XGSI		60		/* the long-lived irqfd's */
+enum { PA = 15, PB = 66, P0 = 130, P1 = 200 };
+#define XHIT(v, port)	(0x20000u | (v) << 12 | (port))
+
+struct xen_shinfo {
+	struct { u8 upcall_pending, upcall_mask; u64 pending_sel, pad[6]; } vcpu[32];
+	u64 pending[64];
+};
+
+struct xen { struct kvm_vm *vm; struct xen_shinfo *s; struct kvm_irq_routing *r; int efd; };
+
+static void xen_vcpu_add(struct kvm_vm *vm, u32 id)
+{
+	struct kvm_xen_vcpu_attr vi = { .type = KVM_XEN_VCPU_ATTR_TYPE_VCPU_INFO,
+					.u.gpa = XEN_GPA + id * 64 };
+	struct kvm_vcpu *vcpu = vm_vcpu_add(vm, id, guest_code);
+
+	vcpu_ioctl(vcpu, KVM_XEN_VCPU_SET_ATTR, &vi);
+}
+
+/* XGSI to @port on vCPU @vcpu, XGSI + 1 and + 2 to P0 on vCPU 0 and P1 on vCPU 1. */
+static void xen_set(struct xen *x, u32 vcpu, u32 port)
+{
+	const u32 rt[3][2] = { { vcpu, port }, { 0, P0 }, { 1, P1 } };
+	int i;
+
+	for (i = 0; i < 3; i++)
+		x->r->entries[i] = (struct kvm_irq_routing_entry){ .gsi = XGSI + i,
+			.type = KVM_IRQ_ROUTING_XEN_EVTCHN, .u.xen_evtchn = { .vcpu = rt[i][0],
+			.port = rt[i][1], .priority = KVM_IRQ_ROUTING_XEN_EVTCHN_PRIO_2LEVEL } };
+	x->r->nr = 3;
+	kvm_gsi_routing_set(x->vm, x->r);
+}
+
+/*
+ * Signal the long-lived irqfd (@old) or a fresh one on @gsi; what is pending,
+ * then cleared: XHIT(vcpu, port) if one port is and one vCPU's vcpu_info flags
+ * it (upcall_pending, the port's word alone in evtchn_pending_sel), NONE if
+ * nothing is, else MULTI.
+ */
+static u32 xen_probe(struct xen *x, u32 gsi, bool old, u32 want)
+{
+	u32 i, port = 0, nports = 0, v = 0, nv = 0, res = MULTI;
+	int efd = old ? x->efd : kvm_new_eventfd();
+	struct xen_shinfo *s = x->s;
+
+	if (!old)
+		kvm_assign_irqfd(x->vm, gsi, efd);
+	TEST_ASSERT(!eventfd_write(efd, 1), "eventfd_write() failed");
+	if (!old) {
+		kvm_deassign_irqfd(x->vm, gsi, efd);	/* flushes the injection work */
+		close(efd);
+	}
+	/* The old irqfd injects from a work item if the fast path cannot. */
+	WAIT_FOR(want == NONE || READ_ONCE(s->vcpu[0].upcall_pending) ||
+		 READ_ONCE(s->vcpu[1].upcall_pending));
+	for (i = 0; i < 64 * 64; i++) {
+		if (s->pending[i / 64] & BIT_ULL(i % 64)) {
+			port = i;
+			nports++;
+		}
+	}
+	for (i = 0; i < NR_VCPUS; i++) {
+		if (s->vcpu[i].upcall_pending || s->vcpu[i].pending_sel) {
+			v = i;
+			nv++;
+		}
+	}
+	if (!nports && !nv)
+		res = NONE;
+	else if (nports == 1 && nv == 1 && s->vcpu[v].upcall_pending &&
+		 s->vcpu[v].pending_sel == BIT_ULL(port / 64))
+		res = XHIT(v, port);
+	memset(s, 0, sizeof(*s));
+	return res;
+}
+
+/* The old irqfd is on XGSI only. */
+static void xen_expect(struct xen *x, u32 gsi, u32 want, const char *what)
+{
+	int old;
+
+	for (old = 0; old <= (gsi == XGSI); old++) {
+		u32 got = xen_probe(x, gsi, old, want);
+
+		TEST_ASSERT(got == want, "%s: GSI %u via %s irqfd: pending 0x%x, expected 0x%x",
+			    what, gsi, old ? "old" : "new", got, want);
+	}
+}
+
+/*
+ * Xen routes may name a vCPU that does not exist yet (live migration sets the
+ * routes before creating the vCPUs): KVM finds the vCPU at delivery.  The
+ * long-lived irqfd's copy of its route must follow every change of vCPU or
+ * port, also between two that do not exist (to vCPU 2, never created, then
+ * vCPU 1 is).  The first two tables leave routes to vCPU 0 in the memory the
+ * next ones reuse.
+ */
+TEST_F(plain, xen_evtchn_vcpu_later)
+{
+	static const u32 steps[][2] = { { 1, PA }, { 0, PA }, { 0, PB }, { 1, PB } };
+	const u32 need = KVM_XEN_HVM_CONFIG_SHARED_INFO | KVM_XEN_HVM_CONFIG_EVTCHN_2LEVEL;
+	struct kvm_xen_hvm_config hvmc = { .msr = 0x40000000 };
+	struct kvm_xen_hvm_attr lm = { .type = KVM_XEN_ATTR_TYPE_LONG_MODE, .u.long_mode = 1 };
+	struct kvm_xen_hvm_attr sh = { .type = KVM_XEN_ATTR_TYPE_SHARED_INFO,
+				       .u.shared_info.gfn = XEN_GPA / PAGE_SIZE };
+	struct xen x;
+	char what[32];
+	int i;
+
+	if ((kvm_check_cap(KVM_CAP_XEN_HVM) & need) != need)
+		SKIP(return, "no Xen shared_info and event channel routes (KVM_CAP_XEN_HVM)");
+	x.vm = vm_create(NR_VCPUS);
+	x.r = kvm_gsi_routing_create();
+	vm_userspace_mem_region_add(x.vm, VM_MEM_SRC_ANONYMOUS, XEN_GPA, 10, 1, 0);
+	x.s = addr_gpa2hva(x.vm, XEN_GPA);
+	vm_ioctl(x.vm, KVM_XEN_HVM_CONFIG, &hvmc);
+	vm_ioctl(x.vm, KVM_XEN_HVM_SET_ATTR, &lm);
+	vm_ioctl(x.vm, KVM_XEN_HVM_SET_ATTR, &sh);
+	xen_vcpu_add(x.vm, 0);
+	for (i = 0; i < 3; i++)
+		xen_set(&x, i == 2, PA);	/* vCPU 0, vCPU 0, vCPU 1 */
+	x.efd = kvm_new_eventfd();
+	kvm_assign_irqfd(x.vm, XGSI, x.efd);
+	xen_expect(&x, XGSI, NONE, "vCPU 1 not created");
+	xen_expect(&x, XGSI + 1, XHIT(0, P0), "vCPU 0");
+	xen_expect(&x, XGSI + 2, NONE, "vCPU 1 not created");
+	xen_set(&x, 2, PA);
+	xen_expect(&x, XGSI, NONE, "vCPU 2, vCPU 1 not created");
+	xen_vcpu_add(x.vm, 1);
+	xen_expect(&x, XGSI, NONE, "vCPU 2, vCPU 1 created");
+	xen_expect(&x, XGSI + 2, XHIT(1, P1), "vCPU 1 created after its route");
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		xen_set(&x, steps[i][0], steps[i][1]);
+		snprintf(what, sizeof(what), "vCPU %u port %u", steps[i][0], steps[i][1]);
+		xen_expect(&x, XGSI, XHIT(steps[i][0], steps[i][1]), what);
+	}
+	close(x.efd);
+	kvm_vm_free(x.vm);
+	free(x.r);
 }
 
 TEST_HARNESS_MAIN
