@@ -449,7 +449,8 @@ TEST_F_TIMEOUT(rt, steady_state_update_allocates_nothing, 300)
 
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		n = steady_points(t, fd, sizes[i]);
-		TEST_ASSERT(n == base, "%u routes: a steady-state update reached %d injection points, one of 1 route %d",
+		TEST_ASSERT(n == base,
+			    "%u routes: a steady-state update reached %d injection points, not %d",
 			    sizes[i], n, base);
 		TEST_ASSERT_EQ(update_points(t, fd, sizes[i], V2, KVM_MAX_IRQ_ROUTES, 0), -EINVAL);
 		n = update_points(t, fd, sizes[i], V2, sizes[i] - 1, 0);
