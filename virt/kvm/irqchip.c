@@ -189,17 +189,32 @@ static u32 irq_routing_want(u32 n)
 		     KVM_MAX_IRQ_ROUTES);
 }
 
+/* The size of a table (header and GSI map) with room for @room GSIs. */
+static size_t irq_routing_map_bytes(u32 room)
+{
+	struct kvm_irq_routing_table *rt;
+
+	return irq_routing_alloc_size(struct_size(rt, map, room));
+}
+
+/* The size of an entries array with room for @room entries. */
+static size_t irq_routing_entries_bytes(u32 room)
+{
+	struct kvm_irq_routing_table *rt;
+
+	return irq_routing_alloc_size(array_size(room, sizeof(rt->entries[0])));
+}
+
 /*
- * The size of a new table (header and GSI map) for GSIs below @nr_rt_entries,
- * and in *@room the number of GSIs its map has room for.
+ * The size of a new table for GSIs below @nr_rt_entries, and in *@room the
+ * number of GSIs its map has room for.
  */
 static size_t irq_routing_map_size(u32 nr_rt_entries, u32 *room)
 {
 	struct kvm_irq_routing_table *rt;
 	size_t size;
 
-	size = irq_routing_alloc_size(struct_size(rt, map,
-						  irq_routing_want(nr_rt_entries)));
+	size = irq_routing_map_bytes(irq_routing_want(nr_rt_entries));
 	*room = min_t(size_t, KVM_MAX_IRQ_ROUTES,
 		      (size - sizeof(*rt)) / sizeof(rt->map[0]));
 	return size;
@@ -214,26 +229,28 @@ static size_t irq_routing_entries_size(u32 nr, u32 *room)
 	struct kvm_irq_routing_table *rt;
 	size_t size;
 
-	size = irq_routing_alloc_size(array_size(irq_routing_want(nr),
-						 sizeof(rt->entries[0])));
+	size = irq_routing_entries_bytes(irq_routing_want(nr));
 	*room = min_t(size_t, KVM_MAX_IRQ_ROUTES, size / sizeof(rt->entries[0]));
 	return size;
 }
 
 /*
- * Whether an array with room for @max elements may hold @n of them, where a
- * new array for @n has room for @room: it must be large enough, and at most
- * twice as large as the new one, so that a VM whose table shrinks does not
- * keep the memory of its largest table.  Comparing with what a new array
- * would provide, not with @n, makes every new array fit the update it was
- * allocated for, whatever the allocator's rounding.  Arrays with room for up
- * to twice IRQ_ROUTING_SMALL elements are never too large.
+ * Whether an array with room for @max elements, of @size bytes, may hold @n
+ * of them, where a new array for @n would take @fresh bytes: it must be
+ * large enough, and at most twice the size of the new one, so that a VM
+ * whose table shrinks does not keep the memory of its largest table.  Sizes
+ * are compared in bytes, which kmalloc()'s buckets and whole pages round by
+ * at most a factor of two: a new array always fits the update it was
+ * allocated for, and so does one for a neighbouring size across a bucket
+ * boundary, where the room for elements more than doubles once a table's
+ * header is taken off.  Arrays with room for up to twice IRQ_ROUTING_SMALL
+ * elements are never too large.
  */
 #define IRQ_ROUTING_SMALL	64
 
-static bool irq_routing_fits(u32 max, u32 n, u32 room)
+static bool irq_routing_fits(u32 max, u32 n, size_t size, size_t fresh)
 {
-	return n <= max && max <= 2 * max_t(u32, room, IRQ_ROUTING_SMALL);
+	return n <= max && (max <= 2 * IRQ_ROUTING_SMALL || size <= 2 * fresh);
 }
 
 static bool irq_routing_map_fits(struct kvm_irq_routing_table *rt,
@@ -241,16 +258,18 @@ static bool irq_routing_map_fits(struct kvm_irq_routing_table *rt,
 {
 	u32 room;
 
-	irq_routing_map_size(nr_rt_entries, &room);
-	return irq_routing_fits(rt->max_rt_entries, nr_rt_entries, room);
+	return irq_routing_fits(rt->max_rt_entries, nr_rt_entries,
+				irq_routing_map_bytes(rt->max_rt_entries),
+				irq_routing_map_size(nr_rt_entries, &room));
 }
 
 static bool irq_routing_entries_fit(struct kvm_irq_routing_table *rt, u32 nr)
 {
 	u32 room;
 
-	irq_routing_entries_size(nr, &room);
-	return irq_routing_fits(rt->max_entries, nr, room);
+	return irq_routing_fits(rt->max_entries, nr,
+				irq_routing_entries_bytes(rt->max_entries),
+				irq_routing_entries_size(nr, &room));
 }
 
 static bool irq_routing_table_fits(struct kvm_irq_routing_table *rt,
@@ -504,7 +523,8 @@ static int __kvm_set_irq_routing(struct kvm *kvm,
 	if (cached) {
 		entries = cached->entries;
 		max_entries = cached->max_entries;
-	} else if (nr) {
+	} else {
+		/* Even with no routes, so that an update adding one fits. */
 		entries = irq_routing_alloc_entries(nr, &max_entries);
 		if (!entries)
 			return -ENOMEM;
@@ -623,11 +643,20 @@ int kvm_set_irq_routing_user(struct kvm *kvm,
  */
 int kvm_init_irq_routing(struct kvm *kvm)
 {
+	struct kvm_kernel_irq_routing_entry *entries;
 	struct kvm_irq_routing_table *new;
+	u32 max_entries;
 
-	new = irq_routing_fit_map(NULL, NULL, 0, 1);
-	if (!new)
+	/* No routes, but entries, so that the first update may reuse it. */
+	entries = irq_routing_alloc_entries(0, &max_entries);
+	if (!entries)
 		return -ENOMEM;
+
+	new = irq_routing_fit_map(NULL, entries, max_entries, 1);
+	if (!new) {
+		kvfree(entries);
+		return -ENOMEM;
+	}
 
 	RCU_INIT_POINTER(kvm->irq_routing, new);
 
