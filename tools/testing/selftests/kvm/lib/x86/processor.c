@@ -806,16 +806,24 @@ gva_t vm_alloc_stack(struct kvm_vm *vm, int nr_pages)
 }
 
 /*
- * Whether KVM_CREATE_IRQCHIP works: with CONFIG_KVM_IOAPIC=n, VMs get a
- * split irqchip, with neither an in-kernel IOAPIC nor PIC.
+ * Whether KVM has an in-kernel IOAPIC and PIC: with CONFIG_KVM_IOAPIC=n,
+ * KVM_CREATE_IRQCHIP fails with ENOTTY, and VMs get a split irqchip.  Any
+ * other failure is a failure.
  */
 bool kvm_has_in_kernel_ioapic(void)
 {
-	struct kvm_vm *vm = vm_create_barebones();
-	int r = __vm_ioctl(vm, KVM_CREATE_IRQCHIP, NULL);
+	static int has = -1;
+	struct kvm_vm *vm;
+	int r;
 
+	if (has >= 0)
+		return has;
+	vm = vm_create_barebones();
+	r = __vm_ioctl(vm, KVM_CREATE_IRQCHIP, NULL);
+	TEST_ASSERT(!r || errno == ENOTTY, KVM_IOCTL_ERROR(KVM_CREATE_IRQCHIP, r));
 	kvm_vm_free(vm);
-	return !r;
+	has = !r;
+	return has;
 }
 
 void kvm_arch_vm_post_create(struct kvm_vm *vm, unsigned int nr_vcpus)
