@@ -489,7 +489,8 @@ TEST_F_TIMEOUT(rt, steady_state_update_allocates_nothing, 300)
 	if (steady_points(t, fd, 64) - base >= 63)
 		SKIP(return, "this kernel allocates every entry on every update");
 	n = update_points(t, fd, 4096, V2, 4095, 0);
-	TEST_ASSERT(n > base, "fail-nth counted no allocation in a 4096-route update (%d points, %d)",
+	TEST_ASSERT(n > base,
+		    "fail-nth counted no allocation in a 4096-route update (%d points, %d)",
 		    n, base);
 
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
