@@ -238,13 +238,14 @@ static size_t irq_routing_entries_size(u32 nr, u32 *room)
  * Whether an array with room for @max elements, of @size bytes, may hold @n
  * of them, where a new array for @n would take @fresh bytes: it must be
  * large enough, and at most twice the size of the new one, so that a VM
- * whose table shrinks does not keep the memory of its largest table.  Sizes
+ * whose table shrinks does not keep much more memory than it needs.  Sizes
  * are compared in bytes, which kmalloc()'s buckets and whole pages round by
  * at most a factor of two: a new array always fits the update it was
  * allocated for, and so does one for a neighbouring size across a bucket
  * boundary, where the room for elements more than doubles once a table's
- * header is taken off.  Arrays with room for up to twice IRQ_ROUTING_SMALL
- * elements are never too large.
+ * header is taken off (and where the two sizes can be exactly a factor of
+ * two apart, hence "at most").  Arrays with room for up to twice
+ * IRQ_ROUTING_SMALL elements are never too large.
  */
 #define IRQ_ROUTING_SMALL	64
 
@@ -604,9 +605,12 @@ static int __kvm_set_irq_routing(struct kvm *kvm,
 out:
 	/*
 	 * A table that failed validation was never published.  The cached
-	 * table goes back to the cache, where it was before this update; a
-	 * new one is freed: it was sized for the refused table, and keeping
-	 * it could pin a large table in a VM whose installed one is small.
+	 * table goes back to the cache, where it was before this update.  A
+	 * new table is freed, with its entries even if they were the cached
+	 * table's: its map was sized for the refused table, and keeping it
+	 * could pin a large table in a VM whose installed one is small.  (A
+	 * new table is allocated before the cached header is freed, so it is
+	 * never at the same address.)
 	 */
 	if (new == cached)
 		irq_routing_cache_put(kvm, new);
@@ -647,7 +651,7 @@ int kvm_init_irq_routing(struct kvm *kvm)
 	struct kvm_irq_routing_table *new;
 	u32 max_entries;
 
-	/* No routes, but entries, so that the first update may reuse it. */
+	/* No routes, but entries, so that a later update may reuse it. */
 	entries = irq_routing_alloc_entries(0, &max_entries);
 	if (!entries)
 		return -ENOMEM;
