@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Apply patches/*.patch with "git am" onto a fresh branch "applied" from the
-# base tag, checked out in build/src-patched.  Files the series does not touch
+# Apply patches/*.patch (BASE=6.12: backports/6.12/*.patch) with "git am"
+# onto a fresh branch "applied" from the base tag, checked out in
+# build/src-patched (build/6.12/src-patched).  Files the series does not touch
 # keep their timestamps, so the next kernel build is incremental.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -36,7 +37,7 @@ git checkout -q -B applied "$BASE_TAG"
 git reset -q --hard "$BASE_TAG"
 
 n=0
-for p in "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch; do
+for p in "$PATCHDIR"/[0-9][0-9][0-9][0-9]-*.patch; do
 	case "$p" in */0000-cover-letter.patch) continue ;; esac
 	[ -f "$p" ] || continue
 	if ! git -c user.name=apply -c user.email=apply@kvm-irqroute.invalid \

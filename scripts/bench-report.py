@@ -399,7 +399,10 @@ def main():
     md = []
     md.append("KVM_SET_GSI_ROUTING cost, irq_routing_perf_test, base vs patched.")
     md.append("")
-    md.append(f"- kernels: base `{rel['base']}` (Linux 7.3.4), patched `{rel['patched']}` (7.3.4 + patches/) (uname -r)")
+    bdesc = meta.get("base_desc", "Linux 7.3.4")
+    bver = bdesc.split()[-1]
+    pdir = meta.get("patch_dir", "patches/")
+    md.append(f"- kernels: base `{rel['base']}` ({bdesc}), patched `{rel['patched']}` ({bver} + {pdir}) (uname -r)")
     md.append(f"- config: configs/kvm.config (tinyconfig + fragment), sha256 `{meta['kvm_config_sha256'][:12]}`")
     md.append(f"- {meta['qemu_version']}; {meta['qemu_mode']}")
     if meta.get("overrides", "").strip():

@@ -5,7 +5,9 @@
 # (guest time counts instructions, 1 ns each: repeatable, independent of the
 # host's load, and not hardware time).
 #
-# Usage: scripts/bench.sh
+# Usage: scripts/bench.sh                (BASE=6.12: the 6.12 base and
+#                                        backports/6.12/, report in
+#                                        results/bench-6.12.{md,json,png})
 #
 # Steps: fetch-base.sh, apply.sh, build build/src-base -> build/obj-base and
 # build/src-patched -> build/obj-patched (configs/kvm.config), build the
@@ -66,7 +68,24 @@ set -euo pipefail
 # shellcheck disable=SC2086
 install_deps $PKGS_KBUILD $PKGS_BOOT $PKGS_BENCH
 
-OUT=$(realpath -m "${BENCH_OUT:-$TOP/results}")
+if [ "$BASE" = 7.3 ]; then
+	OUT=$(realpath -m "${BENCH_OUT:-$TOP/results}")
+else
+	# Written here, then copied to results/bench-$BASE.*.
+	OUT=$(realpath -m "${BENCH_OUT:-$BUILD/bench-results}")
+	BENCH_README=0
+	# The selftests come from the 7.3 tree (scripts/common.sh: ST_DIR).
+	if [ -z "${SELFTESTS_DIR:-}" ]; then
+		if [ ! -x "$ST_DIR/irq_routing_perf_test" ]; then
+			BASE=7.3 "$TOP/scripts/apply.sh" ||
+				die "bench: cannot apply the 7.3 series for the selftests"
+			env -u SELFTESTS BASE=7.3 "$TOP/scripts/build-selftests.sh" \
+				"$BUILD73/src-patched" "$ST_DIR" >/dev/null ||
+				die "bench: selftests build failed"
+		fi
+		SELFTESTS_DIR=$ST_DIR
+	fi
+fi
 SCALE=${BENCH_SCALE:-1}
 TMO=${BENCH_TIMEOUT:-1800}
 SEED=1
@@ -247,6 +266,8 @@ meta=$BDIR/meta.env
 		echo "patched_rev=$(git -C "$SRC_PATCHED" rev-parse -q HEAD 2>/dev/null || true)"
 	fi
 	echo "overrides=$given"
+	echo "base_desc=$BASE_DESC"
+	echo "patch_dir=${PATCHDIR#"$TOP"/}/"
 	echo "kvm_config_sha256=$(sha256sum "$TOP/configs/kvm.config" | cut -d' ' -f1)"
 	echo "qemu_version=$(qemu-system-x86_64 --version | head -n1)"
 	echo "qemu_mode=TCG, -icount shift=0,sleep=off, -smp ${QEMU_SMP:-2}, -cpu ${QEMU_CPU:-EPYC,+svm}, -m ${QEMU_MEM:-2G}"
@@ -277,6 +298,12 @@ if [ "${BENCH_README:-1}" = 1 ]; then
 	[ "$OUT" = "$TOP/results" ] || readme=$OUT/README.md
 	python3 "$TOP/scripts/readme-results.py" --bench "$OUT/bench.md" --readme "$readme" >&2 ||
 		die "bench: readme-results.py failed"
+fi
+if [ "$BASE" != 7.3 ] && [ -z "${BENCH_OUT:-}" ]; then
+	for f in md json png; do
+		[ ! -f "$OUT/bench.$f" ] || cp "$OUT/bench.$f" "$TOP/results/bench-$BASE.$f"
+	done
+	log "bench: results/bench-$BASE.{md,json,png} written"
 fi
 cat "$OUT/bench.md"
 log "bench: wall time $(( $(date +%s) - t0 ))s (builds ${build_s}s, boots ${boot_s}s: $(for k in $boots; do printf '%s %ss ' "${k/_/-}" "$(cat "$BDIR/${k/_/-}.wall")"; done)); results in $OUT/bench.{md,json,png}"

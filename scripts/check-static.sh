@@ -23,7 +23,7 @@ for a; do
 	esac
 done
 
-patches=${CHECK_PATCHES:-$TOP/patches}
+patches=${CHECK_PATCHES:-$PATCHDIR}
 base=${CHECK_BASE:-$SRC_BASE}
 patched=${CHECK_PATCHED:-$SRC_PATCHED}
 tip=${CHECK_TIP:-applied}

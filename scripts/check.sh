@@ -15,12 +15,21 @@
 #   builds, a cross build).  --full adds the normal kernels running
 #   tests/check.list (the long forms) and their fuzz comparison, and the long
 #   forms of the static checks.
+# BASE=6.12 runs the same against the 6.12 LTS base and backports/6.12/
+# (with the 7.3 tree's selftests).  BASE=6.12 --smoke, which the default
+# make check ends with, is the short form: apply backports/6.12/, build the
+# patched debug kernel, boot it once running the correctness tests.
+# --full (BASE=7.3) ends with the whole BASE=6.12 check.
 # The last line is "N passed, N failed".
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
-FULL=0
-[ "${1:-}" = --full ] && FULL=1
+FULL=0 SMOKE=0
+case ${1:-} in
+--full) FULL=1 ;;
+--smoke) SMOKE=1 ;;
+esac
+[ $SMOKE = 0 ] || [ "$BASE" != 7.3 ] || die "--smoke is for BASE=6.12"
 FUZZ_CASES=${FUZZ_CASES:-20000}
 [ $FULL = 1 ] && FUZZ_CASES=${FUZZ_CASES_FULL:-200000}
 FUZZ_SEED=${FUZZ_SEED:-$(date -u +%Y%m%d)}
@@ -115,9 +124,26 @@ check_disk() {
 }
 step disk check_disk || finish
 step base "$TOP/scripts/fetch-base.sh" || finish
-step base-provenance "$TOP/scripts/verify-base.sh"
+[ $SMOKE = 1 ] || step base-provenance "$TOP/scripts/verify-base.sh"
 step apply "$TOP/scripts/apply.sh" || finish
 step overlay "$TOP/scripts/check-overlay.sh"
+
+# selftests_73: the selftests, from the 7.3 tree with its series applied,
+# which the 6.12 kernels run too.  For BASE=6.12, the 7.3 base is fetched
+# and the 7.3 series applied first (build/), as "make check" does.
+selftests_73() {
+	if [ "$BASE" = 7.3 ]; then
+		"$TOP/scripts/build-selftests.sh" "$SRC_PATCHED" "$ST_DIR"
+	elif [ "${ST_READY:-0}" = 1 ]; then
+		# Called from the 7.3 make check, which has just built them.
+		[ -x "$ST_DIR/irq_routing_perf_test" ] || die "no selftests in $ST_DIR"
+	else
+		env -u OBJ_BASE -u OBJ_PATCHED -u KFRAGS -u PREFIX_FRAGS BASE=7.3 \
+			"$TOP/scripts/apply.sh" &&
+		env -u OBJ_BASE -u OBJ_PATCHED -u KFRAGS -u PREFIX_FRAGS BASE=7.3 \
+			"$TOP/scripts/build-selftests.sh" "$BUILD73/src-patched" "$ST_DIR"
+	fi
+}
 
 # make check builds debug kernels only (configs/kvm-debug.config on
 # kvm.config: KASAN, lockdep, PROVE_RCU, kmemleak, failslab, -Werror):
@@ -130,18 +156,24 @@ DFRAGS="$TOP/configs/kvm.config $TOP/configs/kvm-debug.config"
 export OBJ_BASE=$BUILD/obj-base-debug OBJ_PATCHED=$BUILD/obj-patched-debug
 export KFRAGS=$DFRAGS PREFIX_FRAGS=$DFRAGS
 read -r -a DCONF <<<"$DFRAGS"
-step kernel-base-debug "$TOP/scripts/build-kernel.sh" "$SRC_BASE" "$OBJ_BASE" "${DCONF[@]}" || finish
-SEED_FROM=$OBJ_BASE \
-step kernel-patched-debug "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$OBJ_PATCHED" "${DCONF[@]}" || finish
-step selftests "$TOP/scripts/build-selftests.sh" "$SRC_PATCHED" "$BUILD/st-patched" || finish
+if [ $SMOKE = 1 ]; then
+	# The patched kernel only, from nothing (no base kernel to seed from).
+	step kernel-patched-debug "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$OBJ_PATCHED" "${DCONF[@]}" || finish
+	step selftests selftests_73 || finish
+else
+	step kernel-base-debug "$TOP/scripts/build-kernel.sh" "$SRC_BASE" "$OBJ_BASE" "${DCONF[@]}" || finish
+	SEED_FROM=$OBJ_BASE \
+	step kernel-patched-debug "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$OBJ_PATCHED" "${DCONF[@]}" || finish
+	step selftests selftests_73 || finish
+fi
 
 # The same binaries against this machine's /dev/kvm: tests the tests.
 # And the short form of "make host-bench": tests its code path, not the
 # host's kernel.
-if [ -c /dev/kvm ]; then
-	"$TOP/scripts/host-tests.sh" "$BUILD/st-patched" >"$LOGS/host-tests.log" 2>&1
+if [ -c /dev/kvm ] && [ "$BASE" = 7.3 ]; then
+	"$TOP/scripts/host-tests.sh" "$ST_DIR" >"$LOGS/host-tests.log" 2>&1
 	count_checks host: "$LOGS/host-tests.log"
-	SELFTESTS_DIR=$BUILD/st-patched HOST_SHORT=1 HOST_OUT=$BUILD/host-bench-short \
+	SELFTESTS_DIR=$ST_DIR HOST_SHORT=1 HOST_OUT=$BUILD/host-bench-short \
 		"$TOP/scripts/host-bench.sh" >"$LOGS/host-bench.log" 2>&1
 	count_checks host: "$LOGS/host-bench.log"
 fi
@@ -170,7 +202,7 @@ ours() {
 ab_boots() {
 	local name=$1 list=$2 pobj=$3 bobj=$4 only=$5 timeout=$6
 	local initrd=$BUILD/$name.cpio.gz p=$LOGS/console-$name.log b=$LOGS/console-base-$name.log
-	"$TOP/scripts/mkinitrd.sh" "$initrd" "$list" "$BUILD/st-patched" >/dev/null
+	"$TOP/scripts/mkinitrd.sh" "$initrd" "$list" "$ST_DIR" >/dev/null
 	"$TOP/scripts/boot.sh" "$pobj/arch/x86/boot/bzImage" "$initrd" "$p" "$timeout"
 	count_boot "$name:" "$p"
 	APPEND="irqroute.only=$only" \
@@ -178,6 +210,21 @@ ab_boots() {
 	count_boot "base-$name:" "$b"
 	step "fuzz-differential-$name" "$TOP/scripts/fuzz-compare.sh" "$b" "$p"
 }
+
+# The smoke run (BASE=6.12 --smoke): the correctness tests of
+# tests/debug.list on the patched kernel, the fuzz among them as a test of
+# its own (no base kernel to compare it with here).
+if [ $SMOKE = 1 ]; then
+	slist=$BUILD/smoke.list
+	FUZZ_CASES=${FUZZ_CASES_DEBUG:-1000} mklist "$TOP/tests/debug.list" "$slist.all"
+	grep -E '^irq_routing_' "$slist.all" >"$slist"
+	"$TOP/scripts/mkinitrd.sh" "$BUILD/smoke.cpio.gz" "$slist" "$ST_DIR" >/dev/null
+	"$TOP/scripts/boot.sh" "$OBJ_PATCHED/arch/x86/boot/bzImage" "$BUILD/smoke.cpio.gz" \
+		"$LOGS/console-smoke.log" "${DEBUG_BOOT_TIMEOUT:-2400}"
+	count_boot "smoke:" "$LOGS/console-smoke.log"
+	log "check took $(( $(date +%s) - t0 ))s"
+	finish
+fi
 
 dlist=$BUILD/debug.list
 FUZZ_CASES=${FUZZ_CASES_DEBUG:-1000} mklist "$TOP/tests/debug.list" "$dlist"
@@ -188,7 +235,7 @@ ab_boots debug "$dlist" "$OBJ_PATCHED" "$OBJ_BASE" "$(ours "$dlist" irq_routing)
 # base from nothing and the patched one from its objects, running
 # tests/check.list (the long forms, and upstream tests about memslots and
 # vCPU limits) and a larger differential fuzz.
-if [ $FULL = 1 ]; then
+if [ $FULL = 1 ] && [ "$BASE" = 7.3 ]; then
 	KCONF=("$TOP/configs/kvm.config")
 	step kernel-base "$TOP/scripts/build-kernel.sh" "$SRC_BASE" "$BUILD/obj-base" "${KCONF[@]}"
 	SEED_FROM=$BUILD/obj-base \
@@ -215,6 +262,22 @@ else
 	NO_CROSS=${NO_CROSS:-0} "$TOP/scripts/check-static.sh" >"$LOGS/check-static.log" 2>&1
 fi
 count_checks static: "$LOGS/check-static.log"
+
+# The 6.12 backport (backports/6.12/): make check applies and builds it and
+# boots it once with the correctness tests; make check-full runs the whole
+# check against the 6.12 base.  Its checks count here as "6.12:...".
+if [ "$BASE" = 7.3 ] && [ "${NO_BACKPORTS:-0}" = 0 ]; then
+	log "backport 6.12 ($([ $FULL = 1 ] && echo full || echo smoke))"
+	rc=0
+	mode=(--smoke)
+	[ $FULL = 0 ] || mode=()
+	env -u OBJ_BASE -u OBJ_PATCHED -u KFRAGS -u PREFIX_FRAGS BASE=6.12 ST_READY=1 \
+		"$TOP/scripts/check.sh" "${mode[@]}" >"$LOGS/check-6.12.log" 2>&1 || rc=$?
+	count_checks 6.12: "$LOGS/check-6.12.log"
+	if [ $rc -ne 0 ] && ! grep -q '^check: [^ ]* FAIL' "$LOGS/check-6.12.log"; then
+		record 6.12 FAIL "(exit $rc, log: $LOGS/check-6.12.log)"
+	fi
+fi
 
 log "check took $(( $(date +%s) - t0 ))s"
 finish

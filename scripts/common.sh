@@ -3,20 +3,56 @@
 # Shared settings and helpers for the kvm-irqroute harness.  Sourced, not run.
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BUILD:-$TOP/build}
+
+# BASE selects the kernel the series is for: 7.3 (the default, patches/) or
+# 6.12 (the LTS backport, backports/6.12/).  Each base has its own build
+# directory; the 6.12 one is build/6.12.
+BASE=${BASE:-7.3}
+case $BASE in
+7.3)
+	BUILD=${BUILD:-$TOP/build}
+	BASE_TAG=v7.3.4-deb
+	PATCHDIR=${PATCHDIR:-$TOP/patches}
+	BASE_DESC="Linux 7.3.4"
+	# The pinned base: Debian's linux-source-7.3 from trixie-backports.
+	DEB_PKG=linux-source-7.3
+	DEB_VER=7.3.4-1~bpo13+1
+	DEB_SUITE=trixie-backports
+	DEB_URI=http://deb.debian.org/debian
+	DEB_SHA256=703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3
+	DEBIAN_TAR=linux_7.3.4-1~bpo13+1.debian.tar.xz
+	DEBIAN_TAR_SHA256=1df47eb188bf43c0ec41b70544dbc319c38be6b5c37435aa39dd003a12891a9c
+	;;
+6.12)
+	BUILD=${BUILD:-$TOP/build/6.12}
+	BASE_TAG=v6.12.117-deb
+	PATCHDIR=${PATCHDIR:-$TOP/backports/6.12}
+	BASE_DESC="Linux 6.12.117"
+	# The pinned base: Debian's linux-source-6.12 from bookworm-security.
+	DEB_PKG=linux-source-6.12
+	DEB_VER=6.12.117-1~deb12u1
+	DEB_SUITE=bookworm-security
+	DEB_URI=http://security.debian.org/debian-security
+	DEB_SHA256=e849faf31ca3555757f3a8877cb01af92122f744f75d1f3102734651c4e14703
+	DEBIAN_TAR=
+	DEBIAN_TAR_SHA256=
+	;;
+*)
+	echo "FAIL: BASE=$BASE: the bases are 7.3 and 6.12" >&2
+	exit 1
+	;;
+esac
+BASE_VER=${DEB_VER%%-*}
 SRC=$BUILD/linux			# the git repository: tag "base", branch "dev"
 SRC_BASE=$BUILD/src-base		# worktree at the base tag
 SRC_PATCHED=$BUILD/src-patched		# worktree, branch "applied" = base + git am
 LOGS=$BUILD/logs
-BASE_TAG=v7.3.4-deb
-
-# The pinned base: Debian's linux-source-7.3 from trixie-backports.
-DEB_PKG=linux-source-7.3
-DEB_VER=7.3.4-1~bpo13+1
-DEB_SUITE=trixie-backports
-DEB_SHA256=703e369ddd4cce971452f5a593ee55df3a5c10c83caf0fa0df039633ed181ee3
-DEBIAN_TAR=linux_7.3.4-1~bpo13+1.debian.tar.xz
-DEBIAN_TAR_SHA256=1df47eb188bf43c0ec41b70544dbc319c38be6b5c37435aa39dd003a12891a9c
+# The 7.3 tree's build directory, whatever BASE is: the selftests of the
+# series are built there from the 7.3 tree, and run against the 6.12
+# kernels too (userspace against KVM's stable ABI; the backport carries no
+# selftests).
+BUILD73=$TOP/build
+ST_DIR=${ST_DIR:-$BUILD73/st-patched}
 
 JOBS=${JOBS:-$(nproc)}
 

@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # Regenerate patches/ and the overlay (every file the series touches, in its
 # final form) from the commits $BASE_TAG..$BRANCH of a kernel repository.
+# With BASE=6.12: regenerate backports/6.12/ (patches, series, cover letter
+# from backports/6.12/cover-letter.txt), with no overlay.
 #
 #   scripts/export.sh [REPO [BRANCH [OUTDIR]]]
 #
-# Defaults: build/linux, branch "dev", the project top.  The output is stable:
+# Defaults: build/linux (build/6.12/linux), branch "dev", the project top
+# (for 6.12, OUTDIR/backports/6.12 is written).  The output is stable:
 # exporting an unchanged branch changes no byte.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -13,31 +16,44 @@ set -euo pipefail
 repo=${1:-$SRC}
 branch=${2:-dev}
 out=${3:-$TOP}
+if [ "$BASE" = 7.3 ]; then
+	pdir=$out/patches
+	text=$TOP/cover-letter.txt
+	bench=$TOP/results/bench.md
+	prefix="PATCH v2"
+else
+	pdir=$out/backports/$BASE
+	text=$TOP/backports/$BASE/cover-letter.txt
+	bench=$TOP/results/bench-$BASE.md
+	prefix="PATCH $BASE"
+fi
 
 git -C "$repo" rev-parse -q --verify "$branch" >/dev/null ||
 	die "no branch $branch in $repo"
 base=$(git -C "$repo" rev-parse "$BASE_TAG^{commit}")
 tip=$(git -C "$repo" rev-parse "$branch")
 
-rm -rf "$out/patches.tmp"
-mkdir -p "$out/patches.tmp"
+rm -rf "$pdir.tmp"
+mkdir -p "$pdir.tmp"
 git -C "$repo" -c core.abbrev=12 -c diff.noprefix=false -c diff.mnemonicPrefix=false \
 	-c format.signature= -c format.coverFromDescription=none \
 	format-patch -q --zero-commit --no-signature --cover-letter \
-	--base="$base" --subject-prefix="PATCH v2" -o "$out/patches.tmp" \
+	--base="$base" --subject-prefix="$prefix" -o "$pdir.tmp" \
 	"$BASE_TAG..$branch"
 
 # The cover letter: subject and text from cover-letter.txt (first line is the
 # subject), its date that of the tip commit, so that the output is stable.
 # To: the maintainers, Cc: the reviewers and lists, that the tree's
 # get_maintainer.pl names for the series (people in To: are not repeated).
-cover=$out/patches.tmp/0000-cover-letter.patch
+cover=$pdir.tmp/0000-cover-letter.patch
 date=$(git -C "$repo" log -1 --format=%aD "$tip")
 gm=("$repo/scripts/get_maintainer.pl" --no-git --no-git-fallback --no-rolestats --no-fixes)
-mapfile -t series < <(ls "$out"/patches.tmp/[0-9][0-9][0-9][0-9]-*.patch | grep -v '/0000-cover-letter.patch$')
+mapfile -t series < <(ls "$pdir".tmp/[0-9][0-9][0-9][0-9]-*.patch | grep -v '/0000-cover-letter.patch$')
 to=$(cd "$repo" && "${gm[@]}" --m --nor --nol "${series[@]}" | paste -sd '\t')
 cc=$(cd "$repo" && "${gm[@]}" --nom --r --l "${series[@]}" | paste -sd '\t')
-python3 - "$cover" "$TOP/cover-letter.txt" "$date" "$TOP/results/bench.md" "$to" "$cc" <<'PY'
+# A backport goes to the stable list too.
+[ "$BASE" = 7.3 ] || cc+=$'\tstable@vger.kernel.org'
+python3 - "$cover" "$text" "$date" "$bench" "$to" "$cc" <<'PY'
 import sys, os, re
 cover, text, date, bench, to, cc = sys.argv[1:7]
 s = open(cover).read()
@@ -60,10 +76,20 @@ s = re.sub(r"^(Subject: .*\n)", lambda m: m.group(1) + hdr, s, count=1, flags=re
 open(cover, "w").write(s)
 PY
 
-(cd "$out/patches.tmp" && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v "^0000-cover-letter.patch$") >"$out/patches.tmp/series.new"
-mv "$out/patches.tmp/series.new" "$out/patches.tmp/series"
-rm -rf "$out/patches"
-mv "$out/patches.tmp" "$out/patches"
+(cd "$pdir.tmp" && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v "^0000-cover-letter.patch$") >"$pdir.tmp/series.new"
+mv "$pdir.tmp/series.new" "$pdir.tmp/series"
+if [ "$BASE" = 7.3 ]; then
+	rm -rf "$pdir"
+	mv "$pdir.tmp" "$pdir"
+else
+	# backports/6.12/ also holds the cover letter's text and notes.
+	mkdir -p "$pdir"
+	rm -f "$pdir"/[0-9][0-9][0-9][0-9]-*.patch "$pdir/series"
+	mv "$pdir.tmp"/* "$pdir/"
+	rmdir "$pdir.tmp"
+	log "exported $(wc -l <"$pdir/series") patches from $branch to ${pdir#"$out"/}"
+	exit 0
+fi
 
 # The overlay: the final form of every file the series touches.
 touched=$(git -C "$repo" diff --name-only "$BASE_TAG" "$tip")

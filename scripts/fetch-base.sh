@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Fetch the pinned Linux 7.3.4 (Debian linux-source-7.3, trixie-backports),
-# check its sha256, extract it to build/linux and make it a git repository
+# Fetch the pinned base (BASE=7.3, the default: Linux 7.3.4, Debian
+# linux-source-7.3 from trixie-backports; BASE=6.12: Linux 6.12.117, Debian
+# linux-source-6.12 from bookworm-security), check its sha256,
+# extract it to build/linux and make it a git repository
 # whose first commit, tagged $BASE_TAG, is the pristine tree.
 #
 # The machine's apt configuration is not touched: a private sources list,
@@ -22,7 +24,7 @@ APT=$BUILD/apt
 mkdir -p "$APT/parts" "$APT/lists/partial" "$APT/cache/archives/partial" "$BUILD/dl"
 cat >"$APT/parts/kvm-irqroute.sources" <<EOS
 Types: deb deb-src
-URIs: http://deb.debian.org/debian
+URIs: $DEB_URI
 Suites: $DEB_SUITE
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
@@ -45,13 +47,14 @@ if [ ! -f "$deb" ] || ! echo "$DEB_SHA256  $deb" | sha256sum -c --status; then
 fi
 
 log "extracting $DEB_PKG into $SRC"
-rm -rf "$SRC" "$BUILD/linux-source-7.3"
+rm -rf "$SRC" "$BUILD/$DEB_PKG"
 mkdir -p "$BUILD"
-dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/src/linux-source-7.3.tar.xz |
+dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$DEB_PKG.tar.xz" |
 	xz -dc -T"$JOBS" | tar -x -C "$BUILD"
-mv "$BUILD/linux-source-7.3" "$SRC"
-grep -q '^VERSION = 7$' "$SRC/Makefile" && grep -q '^SUBLEVEL = 4$' "$SRC/Makefile" ||
-	die "$SRC/Makefile is not Linux 7.3.4"
+mv "$BUILD/$DEB_PKG" "$SRC"
+IFS=. read -r v p sl <<<"$BASE_VER"
+grep -q "^VERSION = $v\$" "$SRC/Makefile" && grep -q "^PATCHLEVEL = $p\$" "$SRC/Makefile" &&
+	grep -q "^SUBLEVEL = $sl\$" "$SRC/Makefile" || die "$SRC/Makefile is not $BASE_DESC"
 
 # Debian appends "ignore everything at the top level" to .gitignore; cut its
 # block off so that git sees the upstream rules.
@@ -68,6 +71,6 @@ git -C "$SRC" config gc.auto 0
 # -f: the tarball is pristine source; upstream tracks dot-files (.gitattributes,
 # .gitignore, .clang-format, ...) that its own ".*" ignore rule would skip.
 git -C "$SRC" add -A -f
-git -C "$SRC" commit -q -m "Linux 7.3.4 ($DEB_PKG $DEB_VER)"
+git -C "$SRC" commit -q -m "$BASE_DESC ($DEB_PKG $DEB_VER)"
 git -C "$SRC" tag "$BASE_TAG"
 log "base committed: $(git -C "$SRC" rev-parse HEAD) tagged $BASE_TAG"

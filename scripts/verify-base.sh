@@ -10,6 +10,11 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
+if [ -z "$DEBIAN_TAR" ]; then
+	echo "base provenance: not checked for BASE=$BASE (no Debian source package pinned)"
+	exit 4
+fi
+
 APT=$BUILD/apt
 APTO=(-o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$APT/parts"
       -o "Dir::State::Lists=$APT/lists" -o "Dir::Cache=$APT/cache")
@@ -17,7 +22,7 @@ dtar=$BUILD/dl/$DEBIAN_TAR
 vlog=$LOGS/verify-base.log
 : >"$vlog"
 
-touched=$(cat "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null |
+touched=$(cat "$PATCHDIR"/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null |
 	  sed -n 's|^+++ b/||p; s|^--- a/||p' | sort -u)
 [ -n "$touched" ] || die "no patches to check"
 
