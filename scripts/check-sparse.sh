@@ -33,7 +33,10 @@ slog=$LOGS/check-sparse.log
 
 # --- a sparse that the kernel accepts -----------------------------------
 sparse_ok() {
-	[ -x "$1" ] && [ "$("$base_src/scripts/checker-valid.sh" "$1" -m64 2>/dev/null)" = 1 ]
+	[ -x "$1" ] || return 1
+	# Kernels before scripts/checker-valid.sh (6.12) take any sparse.
+	[ -x "$base_src/scripts/checker-valid.sh" ] || return 0
+	[ "$("$base_src/scripts/checker-valid.sh" "$1" -m64 2>/dev/null)" = 1 ]
 }
 get_sparse() {
 	local tools=$BUILD/tools/sparse apt=$BUILD/apt-sid s
