@@ -74,17 +74,6 @@ else
 	# Written here, then copied to results/bench-$BASE.*.
 	OUT=$(realpath -m "${BENCH_OUT:-$BUILD/bench-results}")
 	BENCH_README=0
-	# The selftests come from the 7.3 tree (scripts/common.sh: ST_DIR).
-	if [ -z "${SELFTESTS_DIR:-}" ]; then
-		if [ ! -x "$ST_DIR/irq_routing_perf_test" ]; then
-			BASE=7.3 "$TOP/scripts/apply.sh" ||
-				die "bench: cannot apply the 7.3 series for the selftests"
-			env -u SELFTESTS BASE=7.3 "$TOP/scripts/build-selftests.sh" \
-				"$BUILD73/src-patched" "$ST_DIR" >/dev/null ||
-				die "bench: selftests build failed"
-		fi
-		SELFTESTS_DIR=$ST_DIR
-	fi
 fi
 SCALE=${BENCH_SCALE:-1}
 TMO=${BENCH_TIMEOUT:-1800}
@@ -99,6 +88,19 @@ t0=$(date +%s)
 # What the caller set, before this script sets BASE_KERNEL & co. itself.
 given=$(for v in BASE_KERNEL PATCHED_KERNEL SELFTESTS_DIR BENCH_SCALE BENCH_ONLY; do
 	[ -n "${!v:-}" ] && printf '%s=%s ' "$v" "${!v}"; done || true)
+if [ "$BASE" != 7.3 ]; then
+	# The selftests come from the 7.3 tree (scripts/common.sh: ST_DIR).
+	if [ -z "${SELFTESTS_DIR:-}" ]; then
+		if [ ! -x "$ST_DIR/irq_routing_perf_test" ]; then
+			BASE=7.3 "$TOP/scripts/apply.sh" ||
+				die "bench: cannot apply the 7.3 series for the selftests"
+			env -u SELFTESTS BASE=7.3 "$TOP/scripts/build-selftests.sh" \
+				"$BUILD73/src-patched" "$ST_DIR" >/dev/null ||
+				die "bench: selftests build failed"
+		fi
+		SELFTESTS_DIR=$ST_DIR
+	fi
+fi
 
 # --- kernels and the test binary ---------------------------------------------
 if [ -z "${BASE_KERNEL:-}" ] || [ -z "${PATCHED_KERNEL:-}" ] || [ -z "${SELFTESTS_DIR:-}" ]; then
