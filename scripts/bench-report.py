@@ -456,7 +456,7 @@ def main():
         if "7.3" in meta.get("base_desc", "Linux 7.3.4"):
             md.append("Targets (issue 9, memory-controlled run):")
         else:
-            md.append("The 7.3 series' targets (issue 9, set against a 7.3.4 base), for reference; "
+            md.append("The targets set for the 7.3 series against a 7.3.4 base, for reference; "
                       "memory-controlled run:")
         md.append("")
         md += tg
