@@ -453,7 +453,7 @@ def main():
     tg = targets(perf, allocs, mems)
     if len(tg) > 2:
         md.append("")
-        if "7.3" in meta.get("base_desc", "Linux 7.3.4"):
+        if "7.3" in bdesc:
             md.append("Targets (issue 9, memory-controlled run):")
         else:
             md.append("The targets set for the 7.3 series against a 7.3.4 base, for reference; "

@@ -89,15 +89,11 @@ t0=$(date +%s)
 given=$(for v in BASE_KERNEL PATCHED_KERNEL SELFTESTS_DIR BENCH_SCALE BENCH_ONLY; do
 	[ -n "${!v:-}" ] && printf '%s=%s ' "$v" "${!v}"; done || true)
 if [ "$BASE" != 7.3 ]; then
-	# The selftests come from the 7.3 tree (scripts/common.sh: ST_DIR).
+	# The selftests come from the 7.3 tree (selftests_73 in common.sh);
+	# build-selftests.sh reads $SELFTESTS as its list of tests: default list.
 	if [ -z "${SELFTESTS_DIR:-}" ]; then
-		if [ ! -x "$ST_DIR/irq_routing_perf_test" ]; then
-			BASE=7.3 "$TOP/scripts/apply.sh" ||
-				die "bench: cannot apply the 7.3 series for the selftests"
-			env -u SELFTESTS BASE=7.3 "$TOP/scripts/build-selftests.sh" \
-				"$BUILD73/src-patched" "$ST_DIR" >/dev/null ||
-				die "bench: selftests build failed"
-		fi
+		[ -x "$ST_DIR/irq_routing_perf_test" ] || (unset SELFTESTS; selftests_73 >/dev/null) ||
+			die "bench: cannot build the selftests from the 7.3 tree"
 		SELFTESTS_DIR=$ST_DIR
 	fi
 fi

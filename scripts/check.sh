@@ -128,20 +128,13 @@ step base "$TOP/scripts/fetch-base.sh" || finish
 step apply "$TOP/scripts/apply.sh" || finish
 step overlay "$TOP/scripts/check-overlay.sh"
 
-# selftests_73: the selftests, from the 7.3 tree with its series applied,
-# which the 6.12 kernels run too.  For BASE=6.12, the 7.3 base is fetched
-# and the 7.3 series applied first (build/), as "make check" does.
-selftests_73() {
-	if [ "$BASE" = 7.3 ]; then
-		"$TOP/scripts/build-selftests.sh" "$SRC_PATCHED" "$ST_DIR"
-	elif [ "${ST_READY:-0}" = 1 ]; then
-		# Called from the 7.3 make check, which has just built them.
+# The selftests (selftests_73 in common.sh), which the 6.12 kernels run
+# too; ST_READY=1: the 7.3 make check calling this one has just built them.
+selftests() {
+	if [ "$BASE" != 7.3 ] && [ "${ST_READY:-0}" = 1 ]; then
 		[ -x "$ST_DIR/irq_routing_perf_test" ] || die "no selftests in $ST_DIR"
 	else
-		env -u OBJ_BASE -u OBJ_PATCHED -u KFRAGS -u PREFIX_FRAGS BASE=7.3 \
-			"$TOP/scripts/apply.sh" &&
-		env -u OBJ_BASE -u OBJ_PATCHED -u KFRAGS -u PREFIX_FRAGS BASE=7.3 \
-			"$TOP/scripts/build-selftests.sh" "$BUILD73/src-patched" "$ST_DIR"
+		selftests_73
 	fi
 }
 
@@ -159,13 +152,12 @@ read -r -a DCONF <<<"$DFRAGS"
 if [ $SMOKE = 1 ]; then
 	# The patched kernel only, from nothing (no base kernel to seed from).
 	step kernel-patched-debug "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$OBJ_PATCHED" "${DCONF[@]}" || finish
-	step selftests selftests_73 || finish
 else
 	step kernel-base-debug "$TOP/scripts/build-kernel.sh" "$SRC_BASE" "$OBJ_BASE" "${DCONF[@]}" || finish
 	SEED_FROM=$OBJ_BASE \
 	step kernel-patched-debug "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$OBJ_PATCHED" "${DCONF[@]}" || finish
-	step selftests selftests_73 || finish
 fi
+step selftests selftests || finish
 
 # The same binaries against this machine's /dev/kvm: tests the tests.
 # And the short form of "make host-bench": tests its code path, not the

@@ -54,6 +54,20 @@ LOGS=$BUILD/logs
 BUILD73=$TOP/build
 ST_DIR=${ST_DIR:-$BUILD73/st-patched}
 
+# selftests_73: build the selftests into $ST_DIR from the 7.3 tree with
+# its series applied; for another BASE, fetch the 7.3 base and apply the
+# 7.3 series first (in build/), as the default "make check" does.
+selftests_73() {
+	if [ "$BASE" = 7.3 ]; then
+		"$TOP/scripts/build-selftests.sh" "$SRC_PATCHED" "$ST_DIR"
+	else
+		env -u OBJ_BASE -u OBJ_PATCHED -u KFRAGS -u PREFIX_FRAGS BASE=7.3 \
+			"$TOP/scripts/apply.sh" &&
+		env -u OBJ_BASE -u OBJ_PATCHED -u KFRAGS -u PREFIX_FRAGS BASE=7.3 \
+			"$TOP/scripts/build-selftests.sh" "$BUILD73/src-patched" "$ST_DIR"
+	fi
+}
+
 JOBS=${JOBS:-$(nproc)}
 
 # The kernels the checks use.  Standalone, the scripts use the normal
