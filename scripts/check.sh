@@ -128,6 +128,18 @@ step base "$TOP/scripts/fetch-base.sh" || finish
 step apply "$TOP/scripts/apply.sh" || finish
 step overlay "$TOP/scripts/check-overlay.sh"
 
+# The size of the kernel part of the series: lines of C added and removed
+# outside tools/ (comments included), from git diff --numstat, at most
+# KERNEL_LINES_MAX (250) added.
+kernel_lines() {
+	local add del
+	read -r add del < <(git -C "$SRC_PATCHED" diff --numstat "$BASE_TAG" applied -- \
+		'*.c' '*.h' ':!tools' | awk '{ a += $1; d += $2 } END { print a + 0, d + 0 }')
+	log "kernel C code of the series: $add lines added, $del removed (at most ${KERNEL_LINES_MAX:-250} added)"
+	[ "$add" -le "${KERNEL_LINES_MAX:-250}" ]
+}
+[ "$BASE" != 7.3 ] || step kernel-lines kernel_lines
+
 # The selftests (selftests_73 in common.sh), which the 6.12 kernels run
 # too; ST_READY=1: the 7.3 make check calling this one has just built them.
 selftests() {

@@ -20,7 +20,7 @@ if [ "$BASE" = 7.3 ]; then
 	pdir=$out/patches
 	text=$TOP/cover-letter.txt
 	bench=$TOP/results/bench.md
-	prefix="PATCH v2"
+	prefix="PATCH v3"
 else
 	pdir=$out/backports/$BASE
 	text=$TOP/backports/$BASE/cover-letter.txt
@@ -53,6 +53,15 @@ to=$(cd "$repo" && "${gm[@]}" --m --nor --nol "${series[@]}" | paste -sd '\t')
 cc=$(cd "$repo" && "${gm[@]}" --nom --r --l "${series[@]}" | paste -sd '\t')
 # A backport goes to the stable list too.
 [ "$BASE" = 7.3 ] || cc+=$'\tstable@vger.kernel.org'
+# And the people get_maintainer.pl does not name: authors whose work the
+# series carries, the AMD IOMMU entry for the GA-log notifier's caller
+# (cover-cc.txt, one address a line, # comments).
+if [ "$BASE" = 7.3 ] && [ -f "$TOP/cover-cc.txt" ]; then
+	while IFS= read -r a; do
+		case $a in '' | '#'*) continue ;; esac
+		cc+=$'\t'$a
+	done <"$TOP/cover-cc.txt"
+fi
 python3 - "$cover" "$text" "$date" "$bench" "$to" "$cc" <<'PY'
 import sys, os, re
 cover, text, date, bench, to, cc = sys.argv[1:7]

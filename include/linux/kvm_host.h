@@ -692,19 +692,13 @@ struct kvm_kernel_irq_routing_entry {
 #ifdef CONFIG_HAVE_KVM_IRQ_ROUTING
 struct kvm_irq_routing_table {
 	int chip[KVM_NR_IRQCHIPS][KVM_IRQCHIP_NUM_PINS];
-	/* All routing entries, in the order userspace passed them. */
+	u32 nr_rt_entries;
 	struct kvm_kernel_irq_routing_entry *entries;
-	/* Capacity of entries[] and map[], for reuse by a later update. */
+	/* Room in entries[] and map[], for reuse by a later update. */
 	u32 max_entries;
 	u32 max_rt_entries;
-#ifdef CONFIG_PROVE_RCU
-	/*
-	 * The SRCU grace period that must complete before the table is
-	 * reused (get_state_synchronize_srcu()), checked when it is.
-	 */
+	/* get_state_synchronize_srcu() when it was replaced. */
 	unsigned long retired;
-#endif
-	u32 nr_rt_entries;
 	/*
 	 * Array indexed by gsi. Each entry contains list of irq chips
 	 * the gsi is connected to.
@@ -856,10 +850,7 @@ struct kvm {
 	 * Update side is protected by irq_lock.
 	 */
 	struct kvm_irq_routing_table __rcu *irq_routing;
-	/*
-	 * A table that no SRCU reader can see any more, kept to be rebuilt
-	 * by the next routing update.  Taken and replaced with xchg().
-	 */
+	/* A replaced table, past its grace period, for the next update. */
 	struct kvm_irq_routing_table *irq_routing_cache;
 
 	struct hlist_head irq_ack_notifier_list;
@@ -2254,9 +2245,6 @@ int kvm_set_irq_routing(struct kvm *kvm,
 			const struct kvm_irq_routing_entry *entries,
 			unsigned nr,
 			unsigned flags);
-int kvm_set_irq_routing_user(struct kvm *kvm,
-			     const struct kvm_irq_routing_entry __user *entries,
-			     u32 nr, u32 flags);
 int kvm_init_irq_routing(struct kvm *kvm);
 int kvm_set_routing_entry(struct kvm *kvm,
 			  struct kvm_kernel_irq_routing_entry *e,

@@ -271,55 +271,20 @@ irqfd_wakeup(wait_queue_entry_t *wait, unsigned mode, int sync, void *key)
 }
 
 /*
- * Do @a and @b route an interrupt the same way?  They must have the same GSI,
- * type and handler, and the same value in every field of the union member
- * for their type.  Other union members may hold stale data and are ignored,
- * which is why this compares field by field rather than whole entries.
- * Types that this function does not know never compare equal.
+ * Do @a and @b route an interrupt the same way?  kvm_set_irq_routing() zeroes
+ * each entry before filling it, so entries compare byte for byte up to @link.
  */
 static bool irq_routing_entry_equal(const struct kvm_kernel_irq_routing_entry *a,
 				    const struct kvm_kernel_irq_routing_entry *b)
 {
-	if (a->gsi != b->gsi || a->type != b->type || a->set != b->set)
-		return false;
-
-	switch (a->type) {
-	case KVM_IRQ_ROUTING_IRQCHIP:
-		return a->irqchip.irqchip == b->irqchip.irqchip &&
-		       a->irqchip.pin == b->irqchip.pin;
-	case KVM_IRQ_ROUTING_MSI:
-		return a->msi.address_lo == b->msi.address_lo &&
-		       a->msi.address_hi == b->msi.address_hi &&
-		       a->msi.data == b->msi.data &&
-		       a->msi.flags == b->msi.flags &&
-		       a->msi.devid == b->msi.devid;
-	case KVM_IRQ_ROUTING_S390_ADAPTER:
-		/* memcmp() is exact only if the struct has no padding. */
-		BUILD_BUG_ON(sizeof(a->adapter) !=
-			     5 * sizeof(u64) + 2 * sizeof(u32));
-		return !memcmp(&a->adapter, &b->adapter, sizeof(a->adapter));
-	case KVM_IRQ_ROUTING_HV_SINT:
-		return a->hv_sint.vcpu == b->hv_sint.vcpu &&
-		       a->hv_sint.sint == b->hv_sint.sint;
-	case KVM_IRQ_ROUTING_XEN_EVTCHN:
-		return a->xen_evtchn.port == b->xen_evtchn.port &&
-		       a->xen_evtchn.vcpu_id == b->xen_evtchn.vcpu_id &&
-		       a->xen_evtchn.vcpu_idx == b->xen_evtchn.vcpu_idx &&
-		       a->xen_evtchn.priority == b->xen_evtchn.priority;
-	default:
-		return false;
-	}
+	return !memcmp(a, b, offsetof(struct kvm_kernel_irq_routing_entry, link));
 }
 
 /*
- * Refresh the irqfd's cached routing entry from the current routing table,
- * after saving the previous one in @old if @old is not NULL.  Returns false,
- * without touching the entry, its seqcount or @old, if the irqfd already
- * routes the same way, so that readers in irqfd_wakeup() don't retry for
- * nothing.
+ * Returns false, without a seqcount write that makes irqfd_wakeup() retry, if
+ * the irqfd's route did not change.
  */
-static bool irqfd_update(struct kvm *kvm, struct kvm_kernel_irqfd *irqfd,
-			 struct kvm_kernel_irq_routing_entry *old)
+static bool irqfd_update(struct kvm *kvm, struct kvm_kernel_irqfd *irqfd)
 {
 	struct kvm_kernel_irq_routing_entry *e;
 	struct kvm_kernel_irq_routing_entry entries[KVM_NR_IRQCHIPS];
@@ -337,9 +302,6 @@ static bool irqfd_update(struct kvm *kvm, struct kvm_kernel_irqfd *irqfd,
 		return false;
 	}
 
-	if (old)
-		*old = irqfd->irq_entry;
-
 	write_seqcount_begin(&irqfd->irq_entry_sc);
 
 	if (n_entries == 1)
@@ -348,7 +310,6 @@ static bool irqfd_update(struct kvm *kvm, struct kvm_kernel_irqfd *irqfd,
 		irqfd->irq_entry.type = 0;
 
 	write_seqcount_end(&irqfd->irq_entry_sc);
-
 	return true;
 }
 
@@ -377,7 +338,7 @@ static void kvm_irqfd_register(struct file *file, wait_queue_head_t *wqh,
 	 * eventfd's waitqueue, as irqfd_wakeup() can be invoked as soon as the
 	 * irqfd is registered.
 	 */
-	irqfd_update(kvm, irqfd, NULL);
+	irqfd_update(kvm, irqfd);
 
 	/*
 	 * Add the irqfd as a priority waiter on the eventfd, with a custom
@@ -725,13 +686,16 @@ void kvm_irq_routing_update(struct kvm *kvm)
 
 	list_for_each_entry(irqfd, &kvm->irqfds.items, list) {
 #if IS_ENABLED(CONFIG_HAVE_KVM_IRQ_BYPASS)
-		/* Filled by irqfd_update() only if the route changes. */
-		struct kvm_kernel_irq_routing_entry old;
+		/* Under irqfds.lock, so can read irq_entry safely */
+		struct kvm_kernel_irq_routing_entry old = irqfd->irq_entry;
+#endif
 
-		if (irqfd_update(kvm, irqfd, &old) && irqfd->producer)
+		if (!irqfd_update(kvm, irqfd))
+			continue;
+
+#if IS_ENABLED(CONFIG_HAVE_KVM_IRQ_BYPASS)
+		if (irqfd->producer)
 			kvm_arch_update_irqfd_routing(irqfd, &old, &irqfd->irq_entry);
-#else
-		irqfd_update(kvm, irqfd, NULL);
 #endif
 	}
 

@@ -116,12 +116,6 @@ static DEFINE_HASHTABLE(svm_vm_data_hash, SVM_VM_DATA_HASH_BITS);
 static u32 next_vm_id = 0;
 static bool next_vm_id_wrapped = 0;
 static DEFINE_SPINLOCK(svm_vm_data_hash_lock);
-/*
- * Set by avic_ga_log_notifier() before its first lookup in svm_vm_data_hash,
- * never cleared: until then, no notifier can have found a VM, and
- * avic_vm_pre_destroy() has no reader to wait for.
- */
-static bool avic_ga_log_notified __read_mostly;
 static bool x2avic_enabled;
 static u32 x2avic_max_physical_id;
 
@@ -264,16 +258,6 @@ static int avic_ga_log_notifier(u32 ga_tag)
 	pr_debug("SVM: %s: vm_id=%#x, vcpu_idx=%#x\n", __func__, vm_id, vcpu_idx);
 	trace_kvm_avic_ga_log(vm_id, vcpu_idx);
 
-	/* Record that a notifier has run, before the lookup. */
-	if (!READ_ONCE(avic_ga_log_notified))
-		WRITE_ONCE(avic_ga_log_notified, true);
-	/*
-	 * Pairs with the smp_mb() in avic_vm_pre_destroy(): either it sees
-	 * that a notifier has run and waits for this one, or this lookup
-	 * cannot find the VM that it removed from the hash.
-	 */
-	smp_mb();
-
 	/*
 	 * The VM, and so the vCPU, stays allocated until a grace period
 	 * after avic_vm_pre_destroy() has removed it from the hash, so wake
@@ -397,13 +381,9 @@ void avic_vm_pre_destroy(struct kvm *kvm)
 
 	/*
 	 * avic_ga_log_notifier() walks the hash under RCU and wakes a vCPU of
-	 * the VM it finds.  Wait for such readers before the vCPUs and the VM
-	 * can be freed, unless no notifier has ever run: pairs with the
-	 * smp_mb() there, ordering the removal before the check.
+	 * the VM it finds: wait for it before the vCPUs and the VM are freed.
 	 */
-	smp_mb();
-	if (READ_ONCE(avic_ga_log_notified))
-		synchronize_rcu();
+	synchronize_rcu();
 }
 
 void avic_vm_destroy(struct kvm *kvm)

@@ -1,25 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The guest of the irq_routing tests: NR_VCPUS vCPUs, halted with interrupts
- * enabled, count every vector they take, and a "fence" tells the host when a
- * vCPU has taken every interrupt sent to it before.
+ * Shared by the irq_routing tests: a guest whose vCPUs halt with interrupts
+ * enabled and count every vector they take, and the host side of it.
  */
 #ifndef SELFTEST_KVM_IRQ_ROUTING_H
 #define SELFTEST_KVM_IRQ_ROUTING_H
 
 #include <pthread.h>
+#include <sched.h>
+#include <sys/eventfd.h>
 
 #include "kvm_util.h"
 #include "processor.h"
 #include "apic.h"
 
-#define NR_VCPUS	2
+#ifndef IRQ_MAX_VCPUS
+#define IRQ_MAX_VCPUS	2		/* APIC IDs the guest counts for */
+#endif
 #define FENCE_VEC	0x20		/* the lowest priority class */
-#define IOAPIC_VEC	0xe0		/* + pin */
 #define TIMEOUT_MS	10000
-#define TIMEOUT_NS	(TIMEOUT_MS * 1000000ull)
 
-/* Wait up to TIMEOUT_NS for @cond; true if it became true. */
+/* Poll @cond for up to TIMEOUT_MS; true if it became true. */
 #define WAIT_FOR(cond)								\
 ({										\
 	struct timespec __start;						\
@@ -27,13 +28,13 @@
 										\
 	clock_gettime(CLOCK_MONOTONIC, &__start);				\
 	while (!(__ok = (cond)) &&						\
-	       timespec_to_ns(timespec_elapsed(__start)) < TIMEOUT_NS)		\
+	       timespec_to_ns(timespec_elapsed(__start)) < TIMEOUT_MS * 1000000ll) \
 		sched_yield();							\
 	__ok;									\
 })
 
-static u32 irq_count[NR_VCPUS][256] __aligned(4096);
-static bool guest_ready[NR_VCPUS];
+static u32 irq_count[IRQ_MAX_VCPUS][256] __aligned(4096);
+static bool guest_ready[IRQ_MAX_VCPUS];
 static bool guest_done;
 
 static void guest_handler(struct ex_regs *regs)
@@ -70,30 +71,81 @@ static void *vcpu_thread(void *arg)
 	return NULL;
 }
 
-struct irq_vm {
-	struct kvm_vm *vm;
-	struct kvm_vcpu *vcpus[NR_VCPUS];
-	pthread_t threads[NR_VCPUS];
-	u32 *count;		/* host view of irq_count[][] */
-	bool running;
-};
+/* 32-bit x2APIC IDs, a handler for every vector; the host view of the counts. */
+static inline u32 *irq_guest_setup(struct kvm_vm *vm)
+{
+	int i;
 
-/* An MSI route to APIC ID @dest, 32-bit x2APIC IDs. */
+	vm_enable_cap(vm, KVM_CAP_X2APIC_API, KVM_X2APIC_API_USE_32BIT_IDS |
+		      KVM_X2APIC_API_DISABLE_BROADCAST_QUIRK);
+	vm_install_exception_handler(vm, NMI_VECTOR, guest_handler);
+	for (i = FENCE_VEC; i < 256; i++)
+		vm_install_exception_handler(vm, i, guest_handler);
+	return addr_gva2hva(vm, (gva_t)&irq_count[0][0]);
+}
+
+/* An MSI to APIC ID @dest, in the 32-bit x2APIC format. */
 static inline void route_msi(struct kvm_irq_routing *r, u32 gsi, u32 dest, u32 data)
 {
 	kvm_gsi_routing_msi_add(r, gsi, X86_MSI_ADDR_DEST(dest), X86_MSI_ADDR_HI_DEST(dest),
 				data);
 }
 
-static inline int irq_vm_msi(struct irq_vm *g, u32 dest, u32 data)
+static inline int irq_msi(struct kvm_vm *vm, u32 dest, u32 data)
 {
 	struct kvm_msi msi = { .address_lo = X86_MSI_ADDR_DEST(dest),
 			       .address_hi = X86_MSI_ADDR_HI_DEST(dest), .data = data };
 
-	return __vm_ioctl(g->vm, KVM_SIGNAL_MSI, &msi);
+	return __vm_ioctl(vm, KVM_SIGNAL_MSI, &msi);
 }
 
-/* IOAPIC pin N: vector IOAPIC_VEC + N, for vCPU 0, level-triggered if in @level. */
+static inline void irq_vcpus_start(struct kvm_vm *vm, struct kvm_vcpu **vcpus,
+				   pthread_t *threads, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		kvm_pthread_create(&threads[i], NULL, vcpu_thread, vcpus[i]);
+	for (i = 0; i < n; i++)
+		TEST_ASSERT(WAIT_FOR(SYNC_FROM_GUEST_AND_READ(vm, guest_ready[vcpus[i]->id])),
+			    "vCPU %u never became ready", vcpus[i]->id);
+}
+
+static inline void irq_vcpus_stop(struct kvm_vm *vm, struct kvm_vcpu **vcpus,
+				  pthread_t *threads, u32 n)
+{
+	u32 i;
+
+	WRITE_AND_SYNC_TO_GUEST(vm, guest_done, true);
+	for (i = 0; i < n; i++) {
+		irq_msi(vm, vcpus[i]->id, FENCE_VEC);
+		kvm_pthread_join(threads[i], NULL);
+	}
+}
+
+/* A VM of NR_VCPUS vCPUs with a full in-kernel irqchip, the PIC masked. */
+#define NR_VCPUS	2
+#define IOAPIC_VEC	0xe0		/* + pin */
+
+struct irq_vm {
+	struct kvm_vm *vm;
+	struct kvm_vcpu *vcpus[NR_VCPUS];
+	pthread_t threads[NR_VCPUS];
+	u32 *count;		/* irq_count[][], host view */
+	bool running;
+};
+
+/* Why no irq_vm can be created here, or NULL. */
+static inline const char *irq_vm_unsupported(void)
+{
+	if (!kvm_has_cap(KVM_CAP_X2APIC_API))
+		return "no KVM_CAP_X2APIC_API";
+	if (!kvm_has_in_kernel_ioapic())
+		return "no in-kernel IOAPIC and PIC (CONFIG_KVM_IOAPIC=n)";
+	return NULL;
+}
+
+/* IOAPIC pin N: vector IOAPIC_VEC + N to vCPU 0, level-triggered if in @level. */
 static inline void irq_vm_set_ioapic(struct irq_vm *g, u32 level)
 {
 	struct kvm_irqchip chip = { .chip_id = KVM_IRQCHIP_IOAPIC };
@@ -108,44 +160,29 @@ static inline void irq_vm_set_ioapic(struct irq_vm *g, u32 level)
 	vm_ioctl(g->vm, KVM_SET_IRQCHIP, &chip);
 }
 
-/* A VM with a full in-kernel irqchip, the PIC masked, vCPUs not started. */
 static inline void irq_vm_create(struct irq_vm *g, u32 level_pins)
 {
 	struct kvm_irqchip pic = { .chip_id = KVM_IRQCHIP_PIC_MASTER };
-	int i;
 
-	TEST_REQUIRE(kvm_has_cap(KVM_CAP_X2APIC_API));
 	g->vm = vm_create_with_vcpus(NR_VCPUS, guest_code, g->vcpus);
-	vm_enable_cap(g->vm, KVM_CAP_X2APIC_API, KVM_X2APIC_API_USE_32BIT_IDS |
-		      KVM_X2APIC_API_DISABLE_BROADCAST_QUIRK);
-	vm_install_exception_handler(g->vm, NMI_VECTOR, guest_handler);
-	for (i = FENCE_VEC; i < 256; i++)
-		vm_install_exception_handler(g->vm, i, guest_handler);
+	g->count = irq_guest_setup(g->vm);
 	irq_vm_set_ioapic(g, level_pins);
 	vm_ioctl(g->vm, KVM_GET_IRQCHIP, &pic);
 	pic.chip.pic.imr = 0xff;
 	vm_ioctl(g->vm, KVM_SET_IRQCHIP, &pic);
-	g->count = addr_gva2hva(g->vm, (gva_t)&irq_count[0][0]);
 }
 
 static inline void irq_vm_start(struct irq_vm *g)
 {
-	int i;
-
-	if (g->running)
-		return;
-	for (i = 0; i < NR_VCPUS; i++)
-		kvm_pthread_create(&g->threads[i], NULL, vcpu_thread, g->vcpus[i]);
-	for (i = 0; i < NR_VCPUS; i++)
-		TEST_ASSERT(WAIT_FOR(SYNC_FROM_GUEST_AND_READ(g->vm, guest_ready[i])),
-			    "vCPU %d never became ready", i);
+	if (!g->running)
+		irq_vcpus_start(g->vm, g->vcpus, g->threads, NR_VCPUS);
 	g->running = true;
 }
 
 /*
  * Wait until each vCPU has taken every interrupt already pending for it: the
- * fence vector is in the lowest priority class, below NMI and every vector
- * the tests route (0x30 or above), so a vCPU takes it after them.
+ * fence is in the lowest priority class, below NMI and every vector the tests
+ * route (0x30 or above), so a vCPU takes it after them.
  */
 static inline void irq_vm_fence(struct irq_vm *g)
 {
@@ -155,22 +192,15 @@ static inline void irq_vm_fence(struct irq_vm *g)
 	for (i = 0; i < NR_VCPUS; i++) {
 		u32 *c = &g->count[i * 256 + FENCE_VEC], want = READ_ONCE(*c) + 1;
 
-		TEST_ASSERT_EQ(irq_vm_msi(g, i, FENCE_VEC), 1);
+		TEST_ASSERT_EQ(irq_msi(g->vm, i, FENCE_VEC), 1);
 		TEST_ASSERT(WAIT_FOR(READ_ONCE(*c) >= want), "vCPU %d never took the fence", i);
 	}
 }
 
 static inline void irq_vm_free(struct irq_vm *g)
 {
-	int i;
-
-	if (g->running) {
-		WRITE_AND_SYNC_TO_GUEST(g->vm, guest_done, true);
-		for (i = 0; i < NR_VCPUS; i++) {
-			irq_vm_msi(g, i, FENCE_VEC);
-			kvm_pthread_join(g->threads[i], NULL);
-		}
-	}
+	if (g->running)
+		irq_vcpus_stop(g->vm, g->vcpus, g->threads, NR_VCPUS);
 	kvm_vm_free(g->vm);
 	memset(g, 0, sizeof(*g));
 }
