@@ -271,12 +271,16 @@ irqfd_wakeup(wait_queue_entry_t *wait, unsigned mode, int sync, void *key)
 }
 
 /*
- * Do @a and @b route an interrupt the same way?  kvm_set_irq_routing() zeroes
- * each entry before filling it, so entries compare byte for byte up to @link.
+ * Do @a and @b route an interrupt the same way?  Everything that routes it is
+ * before @link, so equal bytes there mean the same route.  Stale bytes could
+ * only make equal routes differ, and setup_routing_entry() zeroes the union
+ * before the arch fills it, so they don't.
  */
 static bool irq_routing_entry_equal(const struct kvm_kernel_irq_routing_entry *a,
 				    const struct kvm_kernel_irq_routing_entry *b)
 {
+	BUILD_BUG_ON(offsetofend(struct kvm_kernel_irq_routing_entry, link) !=
+		     sizeof(*a));
 	return !memcmp(a, b, offsetof(struct kvm_kernel_irq_routing_entry, link));
 }
 

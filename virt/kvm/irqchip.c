@@ -116,16 +116,19 @@ void kvm_free_irq_routing(struct kvm *kvm)
 }
 
 /*
- * Room for @n elements and a quarter more, so that a table growing by one
- * entry per update, as when a VMM enables MSI-X vectors one by one, is
- * rebuilt in the cached table on most updates.
+ * Room for @n elements and a quarter more (at least 4, for small tables), so
+ * that a table growing by one entry per update, as when a VMM enables MSI-X
+ * vectors one by one, is rebuilt in the cached table on most updates.
  */
 static u32 irq_routing_room(u32 n)
 {
-	return min(n + n / 4 + 4, KVM_MAX_IRQ_ROUTES);
+	return min(n + n / 4 + 4, max(n, KVM_MAX_IRQ_ROUTES));
 }
 
-/* Does @rt have room for the table, and not more than about twice that? */
+/*
+ * Does @rt have room for the table, and not more than twice that plus the 4
+ * of irq_routing_room()?
+ */
 static bool irq_routing_fits(struct kvm_irq_routing_table *rt, u32 nr,
 			     u32 nr_rt_entries)
 {
@@ -200,7 +203,9 @@ static int setup_routing_entry(struct kvm *kvm,
 		    ue->u.irqchip.irqchip == ei->irqchip.irqchip)
 			return -EINVAL;
 
-	memset(e, 0, sizeof(*e));
+	/* A reused entry holds an old route: clear what the arch may not set. */
+	memset(&e->irqchip, 0, offsetof(struct kvm_kernel_irq_routing_entry, link) -
+			       offsetof(struct kvm_kernel_irq_routing_entry, irqchip));
 	e->gsi = gsi;
 	e->type = ue->type;
 	r = kvm_set_routing_entry(kvm, e, ue);

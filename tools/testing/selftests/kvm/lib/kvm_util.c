@@ -1865,8 +1865,8 @@ kvm_gsi_routing_next(struct kvm_irq_routing *routing, u32 gsi)
 {
 	struct kvm_irq_routing_entry *e;
 
-	TEST_ASSERT(routing && routing->nr < KVM_MAX_IRQ_ROUTES,
-		    "No room for another routing entry");
+	TEST_ASSERT(routing, "No routing table");
+	TEST_ASSERT(routing->nr < KVM_MAX_IRQ_ROUTES, "No room for another routing entry");
 
 	e = &routing->entries[routing->nr++];
 	memset(e, 0, sizeof(*e));

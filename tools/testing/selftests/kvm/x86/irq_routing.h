@@ -41,6 +41,7 @@ static void guest_handler(struct ex_regs *regs)
 {
 	u32 id = x2apic_read_reg(APIC_ID);
 
+	GUEST_ASSERT(id < IRQ_MAX_VCPUS);
 	WRITE_ONCE(irq_count[id][regs->vector], irq_count[id][regs->vector] + 1);
 	if (regs->vector != NMI_VECTOR)
 		x2apic_write_reg(APIC_EOI, 0);
