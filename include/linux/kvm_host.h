@@ -670,22 +670,25 @@ struct kvm_kernel_irq_routing_entry {
 	int (*set)(struct kvm_kernel_irq_routing_entry *e,
 		   struct kvm *kvm, int irq_source_id, int level,
 		   bool line_status);
-	union {
-		struct {
-			unsigned irqchip;
-			unsigned pin;
-		} irqchip;
-		struct {
-			u32 address_lo;
-			u32 address_hi;
-			u32 data;
-			u32 flags;
-			u32 devid;
-		} msi;
-		struct kvm_s390_adapter_int adapter;
-		struct kvm_hv_sint hv_sint;
-		struct kvm_xen_evtchn xen_evtchn;
-	};
+	/* Cleared by setup_routing_entry() before the arch fills it. */
+	struct_group(route,
+		union {
+			struct {
+				unsigned irqchip;
+				unsigned pin;
+			} irqchip;
+			struct {
+				u32 address_lo;
+				u32 address_hi;
+				u32 data;
+				u32 flags;
+				u32 devid;
+			} msi;
+			struct kvm_s390_adapter_int adapter;
+			struct kvm_hv_sint hv_sint;
+			struct kvm_xen_evtchn xen_evtchn;
+		};
+	);
 	struct hlist_node link;
 };
 
@@ -850,7 +853,7 @@ struct kvm {
 	 * Update side is protected by irq_lock.
 	 */
 	struct kvm_irq_routing_table __rcu *irq_routing;
-	/* A replaced table, past its grace period, for the next update. */
+	/* A replaced table past its grace period, taken with xchg() by updates. */
 	struct kvm_irq_routing_table *irq_routing_cache;
 
 	struct hlist_head irq_ack_notifier_list;

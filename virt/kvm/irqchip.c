@@ -116,9 +116,10 @@ void kvm_free_irq_routing(struct kvm *kvm)
 }
 
 /*
- * Room for @n elements and a quarter more (at least 4, for small tables), so
- * that a table growing by one entry per update, as when a VMM enables MSI-X
- * vectors one by one, is rebuilt in the cached table on most updates.
+ * Room for @n elements, a quarter more and 4, so that a table growing by one
+ * entry per update, as when a VMM enables MSI-X vectors one by one, is rebuilt
+ * in the cached table on most updates; at most KVM_MAX_IRQ_ROUTES, never
+ * less than @n.
  */
 static u32 irq_routing_room(u32 n)
 {
@@ -204,8 +205,7 @@ static int setup_routing_entry(struct kvm *kvm,
 			return -EINVAL;
 
 	/* A reused entry holds an old route: clear what the arch may not set. */
-	memset(&e->irqchip, 0, offsetof(struct kvm_kernel_irq_routing_entry, link) -
-			       offsetof(struct kvm_kernel_irq_routing_entry, irqchip));
+	memset(&e->route, 0, sizeof(e->route));
 	e->gsi = gsi;
 	e->type = ue->type;
 	r = kvm_set_routing_entry(kvm, e, ue);

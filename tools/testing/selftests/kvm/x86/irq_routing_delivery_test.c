@@ -326,11 +326,11 @@ TEST_F_TIMEOUT(rt, failed_allocation_keeps_table, 300)
 	fd = fail_nth_open();
 	if (fd < 0)
 		SKIP(return, FAIL_NTH_SKIP);
-	for (n = 1; n <= 64; n++) {
+	for (n = 1; n <= 256; n++) {
 		route_msi(t->r, GSI, 0, V1);
 		set(t);
 		route_msi(t->r, GSI, 1, V2);
-		while (t->r->nr < 30)
+		while (t->r->nr < 8)
 			route_msi(t->r, 150 + t->r->nr, 1, V2);
 		ret = set_armed(t, fd, n, &left);
 		if (left)	/* fewer than n injection points: done */
@@ -343,8 +343,8 @@ TEST_F_TIMEOUT(rt, failed_allocation_keeps_table, 300)
 		rt_init(_metadata, t);
 	}
 	close(fd);
-	TEST_ASSERT(failed && n <= 64, "%d of %d updates failed: fail-nth reached %s", failed,
-		    n - 1, failed ? "more than 64 injection points" : "no injection point");
+	TEST_ASSERT(failed && n <= 256, "%d of %d updates failed: fail-nth reached %s", failed,
+		    n - 1, failed ? "more than 256 injection points" : "no injection point");
 }
 
 /*
