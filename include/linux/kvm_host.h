@@ -671,24 +671,22 @@ struct kvm_kernel_irq_routing_entry {
 		   struct kvm *kvm, int irq_source_id, int level,
 		   bool line_status);
 	/* Cleared by setup_routing_entry() before the arch fills it. */
-	struct_group(route,
-		union {
-			struct {
-				unsigned irqchip;
-				unsigned pin;
-			} irqchip;
-			struct {
-				u32 address_lo;
-				u32 address_hi;
-				u32 data;
-				u32 flags;
-				u32 devid;
-			} msi;
-			struct kvm_s390_adapter_int adapter;
-			struct kvm_hv_sint hv_sint;
-			struct kvm_xen_evtchn xen_evtchn;
-		};
-	);
+	struct_group(route, union {
+		struct {
+			unsigned irqchip;
+			unsigned pin;
+		} irqchip;
+		struct {
+			u32 address_lo;
+			u32 address_hi;
+			u32 data;
+			u32 flags;
+			u32 devid;
+		} msi;
+		struct kvm_s390_adapter_int adapter;
+		struct kvm_hv_sint hv_sint;
+		struct kvm_xen_evtchn xen_evtchn;
+	};);
 	struct hlist_node link;
 };
 
