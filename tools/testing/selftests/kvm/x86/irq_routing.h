@@ -6,9 +6,8 @@
 #ifndef SELFTEST_KVM_IRQ_ROUTING_H
 #define SELFTEST_KVM_IRQ_ROUTING_H
 
-#include <pthread.h>
+#include <poll.h>
 #include <sched.h>
-#include <sys/eventfd.h>
 
 #include "kvm_util.h"
 #include "processor.h"
@@ -85,6 +84,28 @@ static inline u32 *irq_guest_setup(struct kvm_vm *vm)
 	return addr_gva2hva(vm, (gva_t)&irq_count[0][0]);
 }
 
+/*
+ * What vCPUs [0, @nr_vcpus) took on vectors [@lo, @hi], fences aside, since
+ * @snap (a copy of @count; NULL: since the start).  In *@last if not NULL: the
+ * index in @count of the last vector taken.
+ */
+static inline u64 irq_taken(const u32 *count, const u32 *snap, u32 nr_vcpus, u32 lo, u32 hi,
+			    u32 *last)
+{
+	u64 sum = 0, d;
+	u32 i;
+
+	for (i = 0; i < nr_vcpus * 256; i++) {
+		d = READ_ONCE(count[i]) - (snap ? snap[i] : 0);
+		if (d && i % 256 >= lo && i % 256 <= hi && i % 256 != FENCE_VEC) {
+			sum += d;
+			if (last)
+				*last = i;
+		}
+	}
+	return sum;
+}
+
 /* An MSI to APIC ID @dest, in the 32-bit x2APIC format. */
 static inline void route_msi(struct kvm_irq_routing *r, u32 gsi, u32 dest, u32 data)
 {
@@ -139,11 +160,9 @@ struct irq_vm {
 /* Why no irq_vm can be created here, or NULL. */
 static inline const char *irq_vm_unsupported(void)
 {
-	if (!kvm_has_cap(KVM_CAP_X2APIC_API))
-		return "no KVM_CAP_X2APIC_API";
-	if (!kvm_has_in_kernel_ioapic())
-		return "no in-kernel IOAPIC and PIC (CONFIG_KVM_IOAPIC=n)";
-	return NULL;
+	return !kvm_has_cap(KVM_CAP_X2APIC_API) ? "no KVM_CAP_X2APIC_API" :
+	       !kvm_has_in_kernel_ioapic() ? "no in-kernel IOAPIC and PIC (CONFIG_KVM_IOAPIC=n)" :
+	       NULL;
 }
 
 /* IOAPIC pin N: vector IOAPIC_VEC + N to vCPU 0, level-triggered if in @level. */
@@ -181,9 +200,8 @@ static inline void irq_vm_start(struct irq_vm *g)
 }
 
 /*
- * Wait until each vCPU has taken every interrupt already pending for it: the
- * fence is in the lowest priority class, below NMI and every vector the tests
- * route (0x30 or above), so a vCPU takes it after them.
+ * Wait until each vCPU took every interrupt pending for it: the fence is in the
+ * lowest priority class, below NMI and every vector the tests route (>= 0x30).
  */
 static inline void irq_vm_fence(struct irq_vm *g)
 {
@@ -196,6 +214,27 @@ static inline void irq_vm_fence(struct irq_vm *g)
 		TEST_ASSERT_EQ(irq_msi(g->vm, i, FENCE_VEC), 1);
 		TEST_ASSERT(WAIT_FOR(READ_ONCE(*c) >= want), "vCPU %d never took the fence", i);
 	}
+}
+
+/* An irqfd on @gsi with a resampler. */
+static inline struct kvm_irqfd irq_resampler(struct kvm_vm *vm, u32 gsi)
+{
+	struct kvm_irqfd irqfd = { .fd = kvm_new_eventfd(), .resamplefd = kvm_new_eventfd(),
+				   .gsi = gsi, .flags = KVM_IRQFD_FLAG_RESAMPLE };
+
+	vm_ioctl(vm, KVM_IRQFD, &irqfd);
+	return irqfd;
+}
+
+/* How many resamples @irqfd signalled, waiting up to @timeout_ms for one. */
+static inline eventfd_t irq_resamples(struct kvm_irqfd *irqfd, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = irqfd->resamplefd, .events = POLLIN };
+	eventfd_t cnt = 0;
+
+	if (poll(&pfd, 1, timeout_ms) == 1)
+		TEST_ASSERT(!eventfd_read(pfd.fd, &cnt), "eventfd_read() failed");
+	return cnt;
 }
 
 static inline void irq_vm_free(struct irq_vm *g)

@@ -5,9 +5,7 @@
  * an irqfd assigned before the update, whose copy of the route it must refresh.
  * Each probe counts every vector on every vCPU.
  */
-#include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 
 #include "hyperv.h"
 #include "kselftest_harness.h"
@@ -25,6 +23,7 @@ struct rt {
 	struct irq_vm g;
 	struct kvm_irq_routing *r;
 	int efd;		/* irqfd on GSI, assigned before each update */
+	u32 snap[NR_VCPUS * 256];	/* the counts at mark() */
 };
 
 static void set(struct rt *t)
@@ -36,11 +35,10 @@ static void set(struct rt *t)
 /* Two tables of the tests' shape with other routes first, for reuse. */
 static void rt_init(struct __test_metadata *_metadata, struct rt *t)
 {
-	const char *why = irq_vm_unsupported();
 	int i;
 
-	if (why)
-		SKIP(return, "%s", why);
+	if (irq_vm_unsupported())
+		SKIP(return, "%s", irq_vm_unsupported());
 	irq_vm_create(&t->g, 0);
 	t->r = kvm_gsi_routing_create();
 	t->efd = kvm_new_eventfd();
@@ -60,32 +58,30 @@ static void rt_fini(struct rt *t)
 	free(t->r);
 }
 
-/* What arrived since @snap, fences aside. */
-static u32 since(struct rt *t, const u32 *snap)
+static void mark(struct rt *t)
 {
-	u32 res = NONE;
-	int i;
-
-	for (i = 0; i < NR_VCPUS * 256; i++) {
-		u32 d = READ_ONCE(t->g.count[i]) - snap[i];
-
-		if (!d || i % 256 == FENCE_VEC)
-			continue;
-		res = (res || d > 1) ? MULTI : HIT(i / 256, i % 256);
-	}
-	return res;
+	irq_vm_start(&t->g);
+	memcpy(t->snap, t->g.count, sizeof(t->snap));
 }
 
-enum { VIA_LINE, VIA_NEW_IRQFD, VIA_OLD_IRQFD, VIA_KEPT };	/* kept: not reassigned */
+/* What the vCPUs took since mark(), fences aside. */
+static u32 since(struct rt *t)
+{
+	u32 last = 0, n;
+
+	irq_vm_fence(&t->g);
+	n = irq_taken(t->g.count, t->snap, NR_VCPUS, 0, 255, &last);
+	return n > 1 ? MULTI : n ? HIT(last / 256, last % 256) : NONE;
+}
+
+enum { VIA_LINE, VIA_NEW_IRQFD, VIA_OLD_IRQFD };
 static const char * const via_name[] = { "KVM_IRQ_LINE", "new irqfd", "old irqfd" };
 
 static u32 probe(struct rt *t, u32 gsi, int via)
 {
 	int efd = via == VIA_NEW_IRQFD ? kvm_new_eventfd() : t->efd;
-	u32 snap[NR_VCPUS * 256];
 
-	irq_vm_start(&t->g);
-	memcpy(snap, t->g.count, sizeof(snap));
+	mark(t);
 	if (via == VIA_LINE) {
 		kvm_irq_line(t->g.vm, gsi, 1);
 		kvm_irq_line(t->g.vm, gsi, 0);
@@ -94,15 +90,13 @@ static u32 probe(struct rt *t, u32 gsi, int via)
 			kvm_assign_irqfd(t->g.vm, gsi, efd);
 		TEST_ASSERT(!eventfd_write(efd, 1), "eventfd_write() failed");
 		/* Flush the injection work; the old irqfd is then assigned again. */
-		if (via != VIA_KEPT)
-			kvm_deassign_irqfd(t->g.vm, gsi, efd);
+		kvm_deassign_irqfd(t->g.vm, gsi, efd);
 		if (via == VIA_OLD_IRQFD)
 			kvm_assign_irqfd(t->g.vm, gsi, efd);
-		else if (via == VIA_NEW_IRQFD)
+		else
 			close(efd);
 	}
-	irq_vm_fence(&t->g);
-	return since(t, snap);
+	return since(t);
 }
 
 /* The old irqfd is on GSI only.  @step: for the message. */
@@ -215,31 +209,6 @@ TEST_F_TIMEOUT(retarget, route_change, 300)
 	}
 }
 
-/*
- * Two updates between probes of the fixture's irqfd, never reassigned here:
- * A -> B -> A, then B twice (an unchanged route, whose irqfd the second update
- * may skip).  An MSI irqfd injects from irqfd_wakeup(): no flush is needed.
- */
-TEST_F(rt, kept_irqfd_two_updates)
-{
-	static const u32 steps[][2][2] = {	/* two tables of { APIC ID, vector } */
-		{ { 0, V1 }, { 0, V1 } }, { { 1, V2 }, { 0, V1 } },	/* A twice; B, A */
-		{ { 1, V2 }, { 1, V2 } }, { { 0, V2 }, { 1, V2 } },	/* B twice; A', B */
-	};
-	struct rt *t = &self->t;
-	int i, k;
-
-	for (i = 0; i < ARRAY_SIZE(steps); i++) {
-		for (k = 0; k < 2; k++) {
-			route_msi(t->r, GSI, steps[i][k][0], steps[i][k][1]);
-			route_msi(t->r, GSI + 1, 1, 0x50 + i);
-			set(t);
-		}
-		TEST_ASSERT(probe(t, GSI, VIA_KEPT) == HIT(steps[i][1][0], steps[i][1][1]),
-			    "step %d: the kept irqfd missed the second table's route", i + 1);
-	}
-}
-
 #define vec_of(gsi, step)	(0x30 + ((gsi) + (step)) % 0xa0)
 
 /*
@@ -291,8 +260,6 @@ static int fail_nth_open(void)
 	return a[0] == 'N' && b[0] == 'N' ? open("/proc/thread-self/fail-nth", O_RDWR) : -1;
 }
 
-#define FAIL_NTH_SKIP	"needs fail-nth, failslab and fail_page_alloc failing GFP_KERNEL allocations"
-
 /*
  * Set the table with fail-nth armed with @n; what was left of @n (0: a fault
  * was injected) in @left.  If 1 was left, the read's copy_to_user() fails.
@@ -320,12 +287,11 @@ static int set_armed(struct rt *t, int fd, int n, int *left)
  */
 TEST_F_TIMEOUT(rt, failed_allocation_keeps_table, 300)
 {
+	int fd = fail_nth_open(), n, ret, left, failed = 0;
 	struct rt *t = &self->t;
-	int fd, n, ret, left, failed = 0;
 
-	fd = fail_nth_open();
 	if (fd < 0)
-		SKIP(return, FAIL_NTH_SKIP);
+		SKIP(return, "needs fail-nth, failslab and fail_page_alloc failing GFP_KERNEL");
 	for (n = 1; n <= 256; n++) {
 		route_msi(t->r, GSI, 0, V1);
 		set(t);
@@ -357,45 +323,35 @@ TEST_F(rt, resample_across_route_change)
 {
 	static const int pins[] = { 5, 20, 20 };
 	struct rt *t = &self->t;
-	struct kvm_irqfd irqfd = { .fd = kvm_new_eventfd(), .resamplefd = kvm_new_eventfd(),
-				   .gsi = GSI + 1, .flags = KVM_IRQFD_FLAG_RESAMPLE };
-	struct pollfd pfd = { .fd = irqfd.resamplefd, .events = POLLIN };
-	u32 snap[NR_VCPUS * 256];
-	eventfd_t cnt;
+	struct kvm_irqfd res = {};
 	int i;
 
-	irq_vm_start(&t->g);
 	irq_vm_set_ioapic(&t->g, BIT(5) | BIT(20));
 	for (i = 0; i < ARRAY_SIZE(pins); i++) {
 		kvm_gsi_routing_irqchip_add(t->r, GSI + 1, KVM_IRQCHIP_IOAPIC, pins[i]);
 		set(t);
 		if (!i)
-			vm_ioctl(t->g.vm, KVM_IRQFD, &irqfd);
-		memcpy(snap, t->g.count, sizeof(snap));
-		TEST_ASSERT(!eventfd_write(irqfd.fd, 1), "eventfd_write() failed");
-		TEST_ASSERT(poll(&pfd, 1, TIMEOUT_MS) == 1 && !eventfd_read(pfd.fd, &cnt) &&
-			    cnt == 1, "pin %d: no resample after EOI", pins[i]);
-		irq_vm_fence(&t->g);
-		TEST_ASSERT_EQ(since(t, snap), HIT(0, IOAPIC_VEC + pins[i]));
+			res = irq_resampler(t->g.vm, GSI + 1);
+		mark(t);
+		TEST_ASSERT(!eventfd_write(res.fd, 1), "eventfd_write() failed");
+		TEST_ASSERT(irq_resamples(&res, TIMEOUT_MS) == 1, "pin %d: no resample after EOI",
+			    pins[i]);
+		TEST_ASSERT_EQ(since(t), HIT(0, IOAPIC_VEC + pins[i]));
 	}
-	memcpy(snap, t->g.count, sizeof(snap));
+	mark(t);
 	TEST_ASSERT_EQ(irq_msi(t->g.vm, 0, IOAPIC_VEC + 5), 1);
-	irq_vm_fence(&t->g);
-	TEST_ASSERT_EQ(since(t, snap), HIT(0, IOAPIC_VEC + 5));
-	TEST_ASSERT(!poll(&pfd, 1, 0),
+	TEST_ASSERT_EQ(since(t), HIT(0, IOAPIC_VEC + 5));
+	TEST_ASSERT(!irq_resamples(&res, 0),
 		    "EOI of pin 5 resampled GSI %u, routed to pin 20: stale pin map", GSI + 1);
-	close(irqfd.fd);
-	close(irqfd.resamplefd);
+	close(res.fd);
+	close(res.resamplefd);
 }
 
 /* The same table set again after SynIC is enabled must map the SINT to its GSI. */
 TEST_F(rt, hv_sint_synic_later)
 {
 	struct rt *t = &self->t;
-	struct kvm_irqfd irqfd = { .fd = kvm_new_eventfd(), .resamplefd = kvm_new_eventfd(),
-				   .gsi = GSI + 1, .flags = KVM_IRQFD_FLAG_RESAMPLE };
-	struct pollfd pfd = { .fd = irqfd.resamplefd, .events = POLLIN };
-	u32 snap[NR_VCPUS * 256];
+	struct kvm_irqfd res;
 
 	if (!kvm_has_cap(KVM_CAP_HYPERV_SYNIC))
 		SKIP(return, "no KVM_CAP_HYPERV_SYNIC");
@@ -403,19 +359,17 @@ TEST_F(rt, hv_sint_synic_later)
 	kvm_gsi_routing_set(t->g.vm, t->r);
 	enable_synic(t);
 	set(t);
-	irq_vm_start(&t->g);
-	memcpy(snap, t->g.count, sizeof(snap));
-	vm_ioctl(t->g.vm, KVM_IRQFD, &irqfd);
-	TEST_ASSERT(!eventfd_write(irqfd.fd, 1), "eventfd_write() failed");
-	TEST_ASSERT(poll(&pfd, 1, TIMEOUT_MS) == 1,
+	mark(t);
+	res = irq_resampler(t->g.vm, GSI + 1);
+	TEST_ASSERT(!eventfd_write(res.fd, 1), "eventfd_write() failed");
+	TEST_ASSERT(irq_resamples(&res, TIMEOUT_MS) == 1,
 		    "EOI of the SINT vector did not resample: SINT not mapped to its GSI");
-	irq_vm_fence(&t->g);
-	TEST_ASSERT_EQ(since(t, snap), HIT(0, V1));
-	close(irqfd.fd);
-	close(irqfd.resamplefd);
+	TEST_ASSERT_EQ(since(t), HIT(0, V1));
+	close(res.fd);
+	close(res.resamplefd);
 }
 
-/* memory_shrink_rule's memory cgroup, removed even on failure. */
+/* memory_shrink_rule's memory cgroup, removed once the test's process is gone. */
 FIXTURE(plain) { char cg[PATH_MAX]; };
 FIXTURE_SETUP(plain) {}
 FIXTURE_TEARDOWN_PARENT(plain)
@@ -425,16 +379,6 @@ FIXTURE_TEARDOWN_PARENT(plain)
 }
 
 #define NR_MEM_VMS	16
-
-/* The cgroup v2 this process is in, under @root, in @cg. */
-static int cg_current(const char *root, char *cg)
-{
-	char buf[4096], *p;
-
-	return read_text("/proc/self/cgroup", buf, sizeof(buf)) <= 0 ||
-	       !(p = strstr(buf, "0::/")) ||
-	       snprintf(cg, PATH_MAX, "%s%.*s", root, (int)strcspn(p + 3, "\n"), p + 3) >= PATH_MAX;
-}
 
 /* @n routes on every VM, twice (a table and a retired one); memory.current */
 static long set_n_routes(const char *cg, struct kvm_vm **vms, struct kvm_irq_routing *r, u32 n)
@@ -461,8 +405,7 @@ TEST_F_TIMEOUT(plain, memory_shrink_rule, 300)
 	struct kvm_vm *vms[NR_MEM_VMS];
 	struct kvm_irq_routing *r;
 	long base, big, after;
-	char root[PATH_MAX], orig[PATH_MAX], *cg = self->cg;
-	cpu_set_t cpu;
+	char root[PATH_MAX], *cg = self->cg;
 	int i;
 
 	if (!kvm_has_in_kernel_ioapic())
@@ -470,11 +413,9 @@ TEST_F_TIMEOUT(plain, memory_shrink_rule, 300)
 	if (cg_find_unified_root(root, sizeof(root), NULL) ||
 	    cg_read_strstr(root, "cgroup.subtree_control", "memory") ||
 	    snprintf(cg, PATH_MAX, "%s/kvm_irq_routing_shrink.%d", root, getpid()) >= PATH_MAX ||
-	    cg_current(root, orig) || cg_create(cg) || cg_enter_current(cg))
+	    cg_create(cg) || cg_enter_current(cg))
 		SKIP(return, "no memory cgroup (cgroup v2 with the memory controller) to enter");
-	CPU_ZERO(&cpu);
-	CPU_SET(sched_getcpu(), &cpu);
-	TEST_ASSERT(!sched_setaffinity(0, sizeof(cpu), &cpu), "sched_setaffinity()");
+	pin_self_to_any_cpu();
 	r = kvm_gsi_routing_create();
 	memset(r->entries, 0, KVM_MAX_IRQ_ROUTES * sizeof(r->entries[0]));	/* charged now */
 	for (i = 0; i < NR_MEM_VMS; i++) {
@@ -486,13 +427,12 @@ TEST_F_TIMEOUT(plain, memory_shrink_rule, 300)
 	after = set_n_routes(cg, vms, r, 24);
 	for (i = 0; i < NR_MEM_VMS; i++)
 		kvm_vm_free(vms[i]);
-	TEST_ASSERT(!cg_enter_current(orig) && !cg_destroy(cg), "removing %s", cg);
-	TH_LOG("per VM: 4096 routes took %ld KiB, shrunk to 24 it holds %ld KiB more",
-	       (big - base) / NR_MEM_VMS / 1024, (after - base) / NR_MEM_VMS / 1024);
 	if (big - base < (long)(NR_MEM_VMS * KVM_MAX_IRQ_ROUTES * sizeof(r->entries[0])))
-		SKIP(goto out, "memory.current did not see the routing tables");
+		SKIP(goto out, "memory.current saw %ld KiB per VM, less than the routing tables",
+		     (big - base) / NR_MEM_VMS / 1024);
 	TEST_ASSERT((after - base) * 4 < big - base,
-		    "a VM shrunk from 4096 to 24 routes keeps memory sized for 4096");
+		    "per VM: 4096 routes took %ld KiB, shrunk to 24 it keeps %ld KiB of them",
+		    (big - base) / NR_MEM_VMS / 1024, (after - base) / NR_MEM_VMS / 1024);
 out:
 	free(r);
 }
@@ -513,17 +453,15 @@ static void guest_eoi_code(void)
 	}
 }
 
-/* Interrupt the vCPU with @vector: did its EOI exit to userspace? */
-static bool eoi_exits(struct kvm_vcpu *vcpu, u32 dest_lo, u32 dest_hi, u32 vector)
+/* Interrupt the vCPU with an MSI of @vector to @dest: did its EOI exit to userspace? */
+static bool eoi_exits(struct kvm_vcpu *vcpu, u32 dest, u32 vector)
 {
-	struct kvm_msi m = { .address_lo = X86_MSI_ADDR_DEST(dest_lo), .address_hi = dest_hi,
-			     .data = vector };
 	bool exited = false;
 	struct ucall uc;
 
 	vcpu_run(vcpu);		/* to GUEST_SYNC(0): nothing pending */
 	TEST_ASSERT(get_ucall(vcpu, &uc) == UCALL_SYNC && uc.args[1] == 0, "guest");
-	TEST_ASSERT_EQ(__vm_ioctl(vcpu->vm, KVM_SIGNAL_MSI, &m), 1);
+	TEST_ASSERT_EQ(irq_msi(vcpu->vm, dest, vector), 1);
 	vcpu_run(vcpu);
 	if (vcpu->run->exit_reason == KVM_EXIT_IOAPIC_EOI) {
 		TEST_ASSERT_EQ(vcpu->run->eoi.vector, vector);
@@ -545,14 +483,13 @@ static bool eoi_exits(struct kvm_vcpu *vcpu, u32 dest_lo, u32 dest_hi, u32 vecto
 TEST_F(plain, split_irqchip_same_table_after_x2apic_api)
 {
 	struct vm_shape shape = { .mode = VM_MODE_DEFAULT, .flags = VM_SHAPE_SPLIT_IRQCHIP };
-	struct kvm_irq_routing *r;
+	struct kvm_irq_routing *r = kvm_gsi_routing_create();
 	struct kvm_vcpu *vcpu;
 	struct kvm_vm *vm;
 
 	if (!kvm_has_cap(KVM_CAP_SPLIT_IRQCHIP) || !kvm_has_cap(KVM_CAP_SET_BOOT_CPU_ID) ||
 	    !kvm_has_cap(KVM_CAP_X2APIC_API))
 		SKIP(return, "no KVM_CAP_SPLIT_IRQCHIP, SET_BOOT_CPU_ID or X2APIC_API");
-	r = kvm_gsi_routing_create();
 	vm = __vm_create(shape, 1, 0);
 	vm_ioctl(vm, KVM_SET_BOOT_CPU_ID, (void *)EOI_VCPU);
 	vcpu = vm_vcpu_add(vm, EOI_VCPU, guest_eoi_code);
@@ -560,10 +497,10 @@ TEST_F(plain, split_irqchip_same_table_after_x2apic_api)
 
 	kvm_gsi_routing_msi_add(r, EOI_GSI, X86_MSI_ADDR_BASE, EOI_VCPU, APIC_INT_LEVELTRIG | V1);
 	kvm_gsi_routing_set(vm, r);
-	TEST_ASSERT(!eoi_exits(vcpu, 0xff, 0, V1), "EOI exit for a route to APIC ID 0");
+	TEST_ASSERT(!eoi_exits(vcpu, 0xff, V1), "EOI exit for a route to APIC ID 0");
 	vm_enable_cap(vm, KVM_CAP_X2APIC_API, KVM_X2APIC_API_USE_32BIT_IDS);
 	kvm_gsi_routing_set(vm, r);
-	TEST_ASSERT(eoi_exits(vcpu, 0, EOI_VCPU, V1),
+	TEST_ASSERT(eoi_exits(vcpu, EOI_VCPU, V1),
 		    "no EOI exit: the same table set again did not rescan the IOAPIC routes");
 	kvm_vm_free(vm);
 	free(r);
@@ -577,10 +514,9 @@ TEST_F(plain, split_irqchip_same_table_after_x2apic_api)
 #define XEN_GPA		0xc0000000ull
 #define XGSI		60		/* the kept irqfd's */
 enum { PA = 15, PB = 66, P0 = 130, P1 = 200 };
-#define XHIT(v, port)	(0x20000u | (v) << 12 | (port))
 
 struct xen_shinfo {
-	struct { u8 upcall_pending, upcall_mask; u64 pending_sel, pad[6]; } vcpu[32];
+	struct { u8 upcall_pending, upcall_mask, pad0[6]; u64 pending_sel, pad[6]; } vcpu[32];
 	u64 pending[64];
 };
 
@@ -610,15 +546,19 @@ static void xen_set(struct xen *x, u32 vcpu, u32 port)
 }
 
 /*
- * Signal the kept irqfd (on XGSI) and a new one: pending must be @want, then
- * cleared.  XHIT(vcpu, port): one port, flagged in one vCPU's vcpu_info alone.
+ * Signal the kept irqfd (on XGSI) and a new one: @port alone must then be
+ * pending, flagged in vCPU @vcpu's vcpu_info alone (nothing if @vcpu < 0).
  */
-static void xen_expect(struct xen *x, u32 gsi, u32 want, const char *what)
+static void xen_expect(struct xen *x, u32 gsi, int vcpu, u32 port, const char *what)
 {
-	struct xen_shinfo *s = x->s;
-	u32 i, res;
+	struct xen_shinfo want = {};
 	int old;
 
+	if (vcpu >= 0) {
+		want.pending[port / 64] = BIT_ULL(port % 64);
+		want.vcpu[vcpu].upcall_pending = 1;
+		want.vcpu[vcpu].pending_sel = BIT_ULL(port / 64);
+	}
 	for (old = 0; old <= (gsi == XGSI); old++) {
 		int efd = old ? x->efd : kvm_new_eventfd();
 
@@ -630,21 +570,11 @@ static void xen_expect(struct xen *x, u32 gsi, u32 want, const char *what)
 			close(efd);
 		}
 		/* The kept irqfd injects from a work item if the fast path cannot. */
-		WAIT_FOR(want == NONE || READ_ONCE(s->vcpu[0].upcall_pending) ||
-			 READ_ONCE(s->vcpu[1].upcall_pending));
-		res = NONE;
-		for (i = 0; i < 64 * 64; i++)		/* no port is 0 */
-			if (s->pending[i / 64] & BIT_ULL(i % 64))
-				res = res ? MULTI : i;
-		for (i = 0; i < NR_VCPUS; i++)
-			if (s->vcpu[i].upcall_pending || s->vcpu[i].pending_sel)
-				res = !res || res >= XHIT(0, 0) || !s->vcpu[i].upcall_pending ||
-				      s->vcpu[i].pending_sel != BIT_ULL(res / 64) ?
-				      MULTI : XHIT(i, res);
-		res = res && res < XHIT(0, 0) ? MULTI : res;
-		memset(s, 0, sizeof(*s));
-		TEST_ASSERT(res == want, "%s: GSI %u via %s irqfd: pending 0x%x, expected 0x%x",
-			    what, gsi, old ? "old" : "new", res, want);
+		TEST_ASSERT(WAIT_FOR(!memcmp(x->s, &want, sizeof(want))),
+			    "%s: GSI %u via %s irqfd: pending_sel %lx %lx, want port %u on vCPU %d",
+			    what, gsi, old ? "old" : "new", x->s->vcpu[0].pending_sel,
+			    x->s->vcpu[1].pending_sel, port, vcpu);
+		memset(x->s, 0, sizeof(*x->s));
 	}
 }
 
@@ -662,13 +592,12 @@ TEST_F(plain, xen_evtchn_vcpu_later)
 	struct kvm_xen_hvm_attr lm = { .type = KVM_XEN_ATTR_TYPE_LONG_MODE, .u.long_mode = 1 };
 	struct kvm_xen_hvm_attr sh = { .type = KVM_XEN_ATTR_TYPE_SHARED_INFO,
 				       .u.shared_info.gfn = XEN_GPA / PAGE_SIZE };
-	struct xen x;
+	struct xen x = { .r = kvm_gsi_routing_create() };
 	int i;
 
 	if ((kvm_check_cap(KVM_CAP_XEN_HVM) & need) != need)
 		SKIP(return, "no Xen shared_info and event channel routes (KVM_CAP_XEN_HVM)");
 	x.vm = vm_create(NR_VCPUS);
-	x.r = kvm_gsi_routing_create();
 	vm_userspace_mem_region_add(x.vm, VM_MEM_SRC_ANONYMOUS, XEN_GPA, 10, 1, 0);
 	x.s = addr_gpa2hva(x.vm, XEN_GPA);
 	vm_ioctl(x.vm, KVM_XEN_HVM_CONFIG, &hvmc);
@@ -679,17 +608,17 @@ TEST_F(plain, xen_evtchn_vcpu_later)
 		xen_set(&x, i == 2, PA);	/* vCPU 0, vCPU 0, vCPU 1 */
 	x.efd = kvm_new_eventfd();
 	kvm_assign_irqfd(x.vm, XGSI, x.efd);
-	xen_expect(&x, XGSI, NONE, "vCPU 1 not created");
-	xen_expect(&x, XGSI + 1, XHIT(0, P0), "vCPU 0");
-	xen_expect(&x, XGSI + 2, NONE, "vCPU 1 not created");
+	xen_expect(&x, XGSI, -1, 0, "vCPU 1 not created");
+	xen_expect(&x, XGSI + 1, 0, P0, "vCPU 0");
+	xen_expect(&x, XGSI + 2, -1, 0, "vCPU 1 not created");
 	xen_set(&x, 2, PA);
-	xen_expect(&x, XGSI, NONE, "vCPU 2, vCPU 1 not created");
+	xen_expect(&x, XGSI, -1, 0, "vCPU 2, vCPU 1 not created");
 	xen_vcpu_add(x.vm, 1);
-	xen_expect(&x, XGSI, NONE, "vCPU 2, vCPU 1 created");
-	xen_expect(&x, XGSI + 2, XHIT(1, P1), "vCPU 1 created after its route");
+	xen_expect(&x, XGSI, -1, 0, "vCPU 2, vCPU 1 created");
+	xen_expect(&x, XGSI + 2, 1, P1, "vCPU 1 created after its route");
 	for (i = 0; i < ARRAY_SIZE(steps); i++) {
 		xen_set(&x, steps[i][0], steps[i][1]);
-		xen_expect(&x, XGSI, XHIT(steps[i][0], steps[i][1]), "vCPU or port changed");
+		xen_expect(&x, XGSI, steps[i][0], steps[i][1], "vCPU or port changed");
 	}
 	close(x.efd);
 	kvm_vm_free(x.vm);

@@ -87,8 +87,7 @@ FIXTURE_SETUP(routing)
 FIXTURE_TEARDOWN(routing)
 {
 	free(self->r);
-	if (self->vm)
-		kvm_vm_free(self->vm);
+	kvm_vm_free(self->vm);
 }
 
 TEST_F(routing, set_gsi_routing)
@@ -175,14 +174,7 @@ CASE(efault) { .e = { MSI_E(GSI), MSI_E(GSI + 1) }, .err = EFAULT, .efault = tru
  * one in four with one entry spoiled), then KVM_IRQ_LINE_STATUS on probe GSIs.
  * A refused table must leave every probe routed (>= 0) or not as before.
  */
-static u64 fnv(u64 h, s64 v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		h = (h ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
-	return h;
-}
+#define FNV(h, v)	(((h) ^ (u64)(s64)(v)) * 0x100000001b3ull)	/* FNV-1a, by word */
 
 static void fuzz_entry(struct kvm_random_state *rs, struct kvm_irq_routing *r, u32 gsi)
 {
@@ -241,10 +233,10 @@ static void fuzz(u32 seed, u32 cases)
 			fuzz_entry(&rs, r, (i * 7919 + c) % span);
 		fuzz_spoil(&rs, r);
 		err = __kvm_gsi_routing_set(vm, r) ? errno : 0;
-		hash = fnv(hash, err);
+		hash = FNV(hash, err);
 		for (i = 0; i < ARRAY_SIZE(probes); i++) {
 			s = probe_status(vm, probes[i]);
-			hash = fnv(hash, s);
+			hash = FNV(hash, s);
 			if (err && (s < 0 ? st[i] >= 0 : st[i] < 0) && bad++ < 10)
 				ksft_print_msg("case %u: errno %d, GSI %u: %d, was %d\n", c, err,
 					       probes[i], s, st[i]);

@@ -23,10 +23,9 @@
 enum { FULL, CHURN, SAME, GROW, NR_MODES };
 static const char * const mode_names[] = { "full", "churn", "same", "grow" };
 
-/* iterations 0: 1000, or -r for grow */
 static struct {
 	u32 routes, iterations, mode, irqfds, vcpus, inject_count, warmup, mem_vms, mem_shrink;
-	bool mix, inject, quiet;
+	u32 mix, inject, quiet;
 } p = { .routes = 512, .vcpus = 1, .inject_count = 1000, .warmup = 10, .mem_shrink = 24 };
 
 static int *irqfds;
@@ -36,13 +35,7 @@ static bool stop_injecting, inject_lost;
 
 static u64 received(void)
 {
-	u64 sum = 0;
-	u32 i, v;
-
-	for (i = 0; i < p.vcpus; i++)
-		for (v = MSI_VEC; v < MSI_VEC + NR_VECS; v++)
-			sum += READ_ONCE(count[i * 256 + v]);
-	return sum;
+	return irq_taken(count, NULL, p.vcpus, MSI_VEC, MSI_VEC + NR_VECS - 1, NULL);
 }
 
 static void *injector(void *arg)
@@ -52,10 +45,7 @@ static void *injector(void *arg)
 	for (i = 0; i < p.inject_count && !READ_ONCE(stop_injecting); i++) {
 		TEST_ASSERT(!eventfd_write(irqfds[i % nr_inject_irqfds], 1), "eventfd_write()");
 		WRITE_ONCE(nr_injected, i + 1);
-		/*
-		 * Wait for the guest to take it: a second edge MSI to the same
-		 * vCPU and vector while the first is pending would be coalesced.
-		 */
+		/* Wait for it: a second MSI while the first is pending would coalesce. */
 		if (!WAIT_FOR(received() > i)) {
 			WRITE_ONCE(inject_lost, true);
 			break;
@@ -83,24 +73,21 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Nearest-rank percentile of sorted samples, in us. */
+/* Nearest-rank percentile (pct > 0) of sorted samples, in us. */
 static double pct_us(const u64 *sorted, u32 n, u32 pct)
 {
-	u64 rank = ((u64)n * pct + 99) / 100;
-
-	return sorted[rank ? rank - 1 : 0] / 1000.0;
+	return sorted[((u64)n * pct + 99) / 100 - 1] / 1000.0;
 }
 
 /* Population standard deviation in us, by Newton's method: no libm. */
 static double stddev_us(const u64 *ns, u32 n, u64 total)
 {
-	double mean = (double)total / n, var = 0, r;
+	double mean = (double)total / n, var = 0, r = 1;
 	u32 i;
 
 	for (i = 0; i < n; i++)
 		var += (ns[i] - mean) * (ns[i] - mean) / n;
-	r = var > 1 ? var : 1;
-	for (i = 0; i < 100 && var > 0; i++)
+	for (i = 0; i < 200; i++)
 		r = (r + var / r) / 2;
 	return var > 0 ? r / 1000 : 0;
 }
@@ -110,15 +97,11 @@ static bool own_memcg(char *cg)
 {
 	char root[PATH_MAX], buf[PATH_MAX], *l;
 
-	if (cg_find_unified_root(root, sizeof(root), NULL) ||
-	    proc_read_text(0, false, "cgroup", buf, sizeof(buf)) < 0)
-		return false;
-	l = strstr(buf, "0::");		/* the cgroup v2 line */
-	if (!l)
-		return false;
-	l[strcspn(l, "\n")] = '\0';
-	snprintf(cg, PATH_MAX, "%s%s", root, l + 3);
-	return cg_read_long(cg, "memory.current") >= 0;
+	return !cg_find_unified_root(root, sizeof(root), NULL) &&
+	       proc_read_text(0, false, "cgroup", buf, sizeof(buf)) > 0 &&
+	       (l = strstr(buf, "0::")) &&	/* the cgroup v2 line */
+	       snprintf(cg, PATH_MAX, "%s%.*s", root, (int)strcspn(l + 3, "\n"), l + 3) > 0 &&
+	       cg_read_long(cg, "memory.current") >= 0;
 }
 
 /*
@@ -128,19 +111,15 @@ static bool own_memcg(char *cg)
  */
 static void measure_memory(const char *cg)
 {
-	struct kvm_irq_routing *t[2];
-	struct kvm_vm **vms;
+	struct kvm_vm **vms = calloc(p.mem_vms, sizeof(*vms));
+	struct kvm_irq_routing *r = kvm_gsi_routing_create();
 	long m[4];		/* before the VMs, empty, with -r routes, shrunk */
 	struct utsname uts;
 	u32 v, i, k;
 
-	for (k = 0; k < 2; k++) {
-		t[k] = kvm_gsi_routing_create();
-		for (i = 0; i < p.routes; i++)
-			route_msi(t[k], i, 0, MSI_VEC + (i + k * NR_VECS / 2) % NR_VECS);
-	}
-	vms = calloc(p.mem_vms, sizeof(*vms));
-	TEST_ASSERT(vms, "calloc()");
+	TEST_ASSERT(vms && !uname(&uts), "calloc(), uname()");
+	for (i = 0; i < p.routes; i++)
+		route_msi(r, i, 0, MSI_VEC + i % NR_VECS);
 	m[0] = cg_read_long(cg, "memory.current");
 	for (v = 0; v < p.mem_vms; v++) {
 		vms[v] = vm_create_barebones();
@@ -148,27 +127,26 @@ static void measure_memory(const char *cg)
 	}
 	m[1] = cg_read_long(cg, "memory.current");
 	for (k = 0; k < 8; k++) {
-		t[k & 1]->nr = k < 4 ? p.routes : p.mem_shrink;
+		r->nr = k < 4 ? p.routes : p.mem_shrink;
+		for (i = 0; i < r->nr; i++)
+			r->entries[i].u.msi.data = MSI_VEC + (i + k * NR_VECS / 2) % NR_VECS;
 		for (v = 0; v < p.mem_vms; v++)
-			kvm_gsi_routing_set(vms[v], t[k & 1]);
+			kvm_gsi_routing_set(vms[v], r);
 		if (k % 4 == 3)
 			m[2 + k / 4] = cg_read_long(cg, "memory.current");
 	}
 	ksft_test_result_pass("memory.current with %u VMs: %u routes, then %u\n",
 			      p.mem_vms, p.routes, p.mem_shrink);
-	TEST_ASSERT(!uname(&uts), "uname()");
 	ksft_print_msg("irq_routing_mem: vms=%u routes=%u shrink_routes=%u",
 		       p.mem_vms, p.routes, p.mem_shrink);
-	printf(" before_bytes=%ld empty_bytes=%ld routes_bytes=%ld shrunk_bytes=%ld",
-	       m[0], m[1], m[2], m[3]);
-	printf(" vm_kib=%.1f routes_kib=%.1f shrunk_kib=%.1f kernel=%s\n",
-	       (m[1] - m[0]) / 1024.0 / p.mem_vms, (m[2] - m[1]) / 1024.0 / p.mem_vms,
+	printf(" before_bytes=%ld empty_bytes=%ld routes_bytes=%ld shrunk_bytes=%ld vm_kib=%.1f",
+	       m[0], m[1], m[2], m[3], (m[1] - m[0]) / 1024.0 / p.mem_vms);
+	printf(" routes_kib=%.1f shrunk_kib=%.1f kernel=%s\n", (m[2] - m[1]) / 1024.0 / p.mem_vms,
 	       (m[3] - m[1]) / 1024.0 / p.mem_vms, uts.release);
 	for (v = 0; v < p.mem_vms; v++)
 		kvm_vm_free(vms[v]);
 	free(vms);
-	free(t[0]);
-	free(t[1]);
+	free(r);
 }
 
 static void help(const char *name)
@@ -198,31 +176,24 @@ static void parse_args(int argc, char *argv[])
 		{ "mem-shrink", required_argument, NULL, MEM_SHRINK },
 		{}
 	};
-	const struct { int opt; u32 *val; int min; } nums[] = {
+	const struct { int opt; u32 *val; int min; } nums[] = {	/* min -1: no argument */
 		{ 'r', &p.routes, 1 }, { 'i', &p.iterations, 1 }, { 'f', &p.irqfds, 0 },
-		{ 'v', &p.vcpus, 1 }, { 's', &kvm_random_seed, 0 },
-		{ INJECT_COUNT, &p.inject_count, 1 }, { MEM_VMS, &p.mem_vms, 1 },
-		{ MEM_SHRINK, &p.mem_shrink, 1 },
-	};
-	const struct { int opt; bool *val; } flags[] = {
-		{ 'q', &p.quiet }, { MIX, &p.mix }, { INJECT, &p.inject },
+		{ 'v', &p.vcpus, 1 }, { 's', &kvm_random_seed, 0 }, { 'q', &p.quiet, -1 },
+		{ MIX, &p.mix, -1 }, { INJECT, &p.inject, -1 }, { MEM_VMS, &p.mem_vms, 1 },
+		{ INJECT_COUNT, &p.inject_count, 1 }, { MEM_SHRINK, &p.mem_shrink, 1 },
 	};
 	int opt, i, n;
 
-	while ((opt = getopt_long(argc, argv, "hr:i:m:f:v:s:q", opts, NULL)) != -1) {
+	/* Operands left after the options are an error too (opt -1). */
+	while ((opt = getopt_long(argc, argv, "hr:i:m:f:v:s:q", opts, NULL)) != -1 ||
+	       optind < argc) {
 		for (i = 0; i < ARRAY_SIZE(nums) && nums[i].opt != opt; i++)
 			;
 		if (i < ARRAY_SIZE(nums)) {
-			n = atoi_paranoid(optarg);
+			n = nums[i].min < 0 ? 1 : atoi_paranoid(optarg);
 			if (n < nums[i].min)
 				ksft_exit_fail_msg("Invalid argument '%s'\n", optarg);
 			*nums[i].val = n;
-			continue;
-		}
-		for (i = 0; i < ARRAY_SIZE(flags) && flags[i].opt != opt; i++)
-			;
-		if (i < ARRAY_SIZE(flags)) {
-			*flags[i].val = true;
 			continue;
 		}
 		for (p.mode = 0; opt == 'm' && p.mode < NR_MODES; p.mode++)
@@ -233,10 +204,6 @@ static void parse_args(int argc, char *argv[])
 			exit(opt == 'h' ? KSFT_PASS : KSFT_FAIL);
 		}
 	}
-	if (optind < argc) {
-		help(argv[0]);
-		exit(KSFT_FAIL);
-	}
 }
 
 static void check_args(void)
@@ -244,15 +211,13 @@ static void check_args(void)
 	u32 max = kvm_check_cap(KVM_CAP_IRQ_ROUTING) - (p.mix ? NR_CHIP_ENTRIES : 0);
 	u32 max_vcpus = min_t(u32, KVM_MAX_VCPUS, kvm_check_cap(KVM_CAP_MAX_VCPUS));
 
-	if (p.routes > max)
-		ksft_exit_fail_msg("-r %u: at most %u\n", p.routes, max);
 	if (p.inject) {
 		p.irqfds = max_t(u32, p.irqfds, 1);
 		max_vcpus = min_t(u32, max_vcpus, IRQ_MAX_VCPUS);
 	}
-	if (p.irqfds > p.routes || p.vcpus > max_vcpus)
-		ksft_exit_fail_msg("-f %u, -v %u: at most %u irqfds, %u vCPUs\n",
-				   p.irqfds, p.vcpus, p.routes, max_vcpus);
+	if (p.routes > max || p.irqfds > p.routes || p.vcpus > max_vcpus)
+		ksft_exit_fail_msg("-r %u, -f %u, -v %u: at most %u routes, -r irqfds, %u vCPUs\n",
+				   p.routes, p.irqfds, p.vcpus, max, max_vcpus);
 	if (p.mode == GROW)
 		p.warmup = 0;	/* its pass starts from the table before MSI-X enable */
 	if (!p.iterations)
@@ -263,9 +228,9 @@ static void check_args(void)
 
 int main(int argc, char *argv[])
 {
-	struct kvm_irq_routing *t[2], *cur = NULL, *r;
-	u32 nr_chip = 0, base, entries, i, k, idx;
-	pthread_t injector_thread, *threads;
+	u32 nr_chip = 0, base, entries, i, k, *data;
+	struct kvm_irq_routing *t[2], *r;
+	pthread_t injector_thread, threads[IRQ_MAX_VCPUS];	/* --inject: -v <= 64 */
 	u64 *ns, total = 0;
 	struct kvm_vcpu **vcpus;
 	char cg[PATH_MAX];
@@ -291,18 +256,14 @@ int main(int argc, char *argv[])
 	}
 
 	vcpus = calloc(p.vcpus, sizeof(*vcpus));
-	threads = calloc(p.vcpus, sizeof(*threads));
 	ns = calloc(p.iterations, sizeof(*ns));
 	irqfds = calloc(p.irqfds + 1, sizeof(*irqfds));
-	TEST_ASSERT(vcpus && threads && ns && irqfds, "calloc()");
+	TEST_ASSERT(vcpus && ns && irqfds, "calloc()");
 	vm = vm_create_with_vcpus(p.vcpus, guest_code, vcpus);
 	if (p.inject)
 		count = irq_guest_setup(vm);
 
-	/*
-	 * Two variants of the table: same GSIs and vCPUs, every MSI route's
-	 * vector different, each with a guest handler.
-	 */
+	/* Two variants of the table: same GSIs and vCPUs, every MSI vector different. */
 	entries = p.routes + (p.mix ? NR_CHIP_ENTRIES : 0);
 	base = p.mix ? NR_CHIP_GSIS : 0;
 	for (k = 0; k < 2; k++) {
@@ -321,16 +282,11 @@ int main(int argc, char *argv[])
 			route_msi(t[k], base + i, vcpus[i % p.vcpus]->id,
 				  MSI_VEC + (off + k * NR_VECS / 2) % NR_VECS);
 	}
-	TEST_ASSERT_EQ(t[0]->nr, entries);
 
 	/* The state the first timed update starts from. */
-	if (p.mode == CHURN) {
-		cur = kvm_gsi_routing_create();
-		memcpy(cur, t[0], sizeof(*cur) + entries * sizeof(cur->entries[0]));
-	}
 	if (p.mode == GROW)
 		t[0]->nr = nr_chip;		/* before MSI-X enable */
-	set_timed(vm, p.mode == FULL ? t[1] : p.mode == CHURN ? cur : t[0]);
+	set_timed(vm, t[p.mode == FULL]);
 
 	for (i = 0; i < p.irqfds; i++) {
 		irqfds[i] = kvm_new_eventfd();
@@ -350,11 +306,9 @@ int main(int argc, char *argv[])
 		if (p.mode == FULL) {
 			r = t[k & 1];
 		} else if (p.mode == CHURN) {
-			/* Flip one route between its two variants. */
-			idx = nr_chip + k % p.routes;
-			cur->entries[idx].u.msi.data ^= t[0]->entries[idx].u.msi.data ^
-							t[1]->entries[idx].u.msi.data;
-			r = cur;
+			/* Flip one route of t[0] to its other variant. */
+			data = &t[0]->entries[nr_chip + k % p.routes].u.msi.data;
+			*data = MSI_VEC + (*data - MSI_VEC + NR_VECS / 2) % NR_VECS;
 		} else if (p.mode == GROW) {
 			t[0]->nr = nr_chip + k % p.routes + 1;
 		}
@@ -391,14 +345,12 @@ int main(int argc, char *argv[])
 	/* One machine-readable line naming every parameter. */
 	ksft_print_msg("irq_routing_perf: routes=%u entries=%u iterations=%u mode=%s",
 		       p.routes, entries, p.iterations, mode_names[p.mode]);
-	printf(" irqfds=%u vcpus=%u mix=%d inject=%d injected=%lu seed=0x%x",
+	printf(" irqfds=%u vcpus=%u mix=%u inject=%u injected=%lu seed=0x%x",
 	       p.irqfds, p.vcpus, p.mix, p.inject, (unsigned long)nr_injected, kvm_random_seed);
 	printf(" warmup=%u total_us=%.3f avg_us=%.3f min_us=%.3f stddev_us=%.3f",
 	       p.warmup, total / 1000.0, total / 1000.0 / p.iterations, ns[0] / 1000.0, sd);
-	printf(" p50_us=%.3f p99_us=%.3f max_us=%.3f",
-	       pct_us(ns, p.iterations, 50), pct_us(ns, p.iterations, 99),
-	       ns[p.iterations - 1] / 1000.0);
-	printf(" kernel=%s\n", uts.release);
+	printf(" p50_us=%.3f p99_us=%.3f max_us=%.3f kernel=%s\n", pct_us(ns, p.iterations, 50),
+	       pct_us(ns, p.iterations, 99), ns[p.iterations - 1] / 1000.0, uts.release);
 	kvm_vm_free(vm);
 	ksft_finished();
 }
