@@ -14,9 +14,10 @@ help:
 	@echo "BASE=6.12         with check, bench, export: the 6.12 LTS backport (backports/6.12/)"
 	@echo "make check-full   the same with the long forms (fuzz cases, all cross builds)"
 	@echo "make bench        A/B benchmark, base vs patched, QEMU TCG -icount"
+	@echo "make bench-series [PREFIXES=\"4 5\"]  per-patch numbers: the perf matrix after each patch N"
 	@echo "make boot         build and boot the patched kernel running all tests"
 	@echo "make export       regenerate patches/ and the overlay from build/linux (branch dev)"
-	@echo "make deb          Debian packages of the patched kernel (BASE=1: the base; KCONFIG=FILE,"
+	@echo "make deb          Debian packages of the patched kernel (UNPATCHED=1: the base; KCONFIG=FILE,"
 	@echo "                  default /boot/config-\$$(uname -r)), to install on a real x86 host"
 	@echo "make host-bench   the bench matrix on this host's /dev/kvm (running kernel, wall clock):"
 	@echo "                  results/host-\$$(uname -r).{json,md}"
@@ -62,7 +63,10 @@ check-full:
 bench:
 	$(S)/bench.sh
 
-# KCONFIG=FILE and BASE=1 reach scripts/deb.sh through the environment.
+bench-series:
+	$(S)/bench-series.sh $(PREFIXES)
+
+# KCONFIG=FILE and UNPATCHED=1 reach scripts/deb.sh through the environment.
 deb: apply
 	$(S)/deb.sh
 

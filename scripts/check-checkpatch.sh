@@ -65,9 +65,10 @@ for p in "$pdir"/[0-9][0-9][0-9][0-9]-*.patch; do
 		result "$name" FAIL
 		continue
 	fi
-	# Diagnostic lines: "FILE:LINE: ERROR|WARNING|CHECK: ..." with --showfile,
-	# "ERROR|WARNING|CHECK: ..." for the ones about the patch as a whole.
-	diags=$(grep -E '^([^ ]+:[0-9]+: )?(ERROR|WARNING|CHECK):' "$plog" || true)
+	# Diagnostic lines: "FILE:LINE: ERROR|WARNING|CHECK: ..." with --showfile
+	# (":LINE: ..." for the commit message), "ERROR|WARNING|CHECK: ..." for
+	# the ones about the patch as a whole.
+	diags=$(grep -E '^([^ ]*:[0-9]+: )?(ERROR|WARNING|CHECK):' "$plog" || true)
 	bad=$diags
 	if [ -n "$diags" ] && files_ok "$p"; then
 		nmaint=$(grep -cF "WARNING: $MAINT_MSG" <<<"$diags" || true)

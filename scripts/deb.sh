@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # "make deb": installable Debian packages (bindeb-pkg) of the patched kernel,
-# or with BASE=1 of the unpatched base built the same way, for an A/B on a
+# or with UNPATCHED=1 of the unpatched base built the same way, for an A/B on a
 # real host (make host-bench on each).
 #
-# Usage: [KCONFIG=FILE] [BASE=1] scripts/deb.sh
+# Usage: [KCONFIG=FILE] [UNPATCHED=1] scripts/deb.sh
 #
 # KCONFIG: a full .config is copied and olddefconfig'd; a fragment (no
 # CONFIG_X86_64=y line, or under 1000 lines, e.g. configs/kvm.config) goes
@@ -18,7 +18,7 @@
 # .config must have KVM.
 #
 # Patched: build/src-patched, objdir build/deb-patched/obj, LOCALVERSION
-# -irqroute.  BASE=1: build/src-base, build/deb-base/obj, -irqroute-base.
+# -irqroute.  UNPATCHED=1: build/src-base, build/deb-base/obj, -irqroute-base.
 # bindeb-pkg (dpkg-buildpackage in the objdir) writes the packages to the
 # objdir's parent, build/deb-{patched,base}/.  Each is checked with
 # dpkg-deb --info; their paths and the install and reboot commands go to
@@ -27,7 +27,7 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-if [ "${BASE:-0}" = 1 ]; then
+if [ "${UNPATCHED:-0}" = 1 ]; then
 	variant=base src=$SRC_BASE lv=-irqroute-base
 else
 	variant=patched src=$SRC_PATCHED lv=-irqroute

@@ -67,7 +67,8 @@ static void *vcpu_thread(void *arg)
 	cmd = get_ucall(vcpu, &uc);
 	if (cmd == UCALL_ABORT)
 		REPORT_GUEST_ASSERT(uc);
-	TEST_ASSERT_EQ(cmd, UCALL_DONE);
+	TEST_ASSERT(cmd == UCALL_DONE, "vCPU %u: exit reason %s, ucall %lu", vcpu->id,
+		    exit_reason_str(vcpu->run->exit_reason), cmd);
 	return NULL;
 }
 
