@@ -161,9 +161,11 @@ struct irq_vm {
 /* Why no irq_vm can be created here, or NULL. */
 static inline const char *irq_vm_unsupported(void)
 {
-	return !kvm_has_cap(KVM_CAP_X2APIC_API) ? "no KVM_CAP_X2APIC_API" :
-	       !kvm_has_in_kernel_ioapic() ? "no in-kernel IOAPIC and PIC (CONFIG_KVM_IOAPIC=n)" :
-	       NULL;
+	if (!kvm_has_cap(KVM_CAP_X2APIC_API))
+		return "no KVM_CAP_X2APIC_API";
+	if (!kvm_has_in_kernel_ioapic())
+		return "no in-kernel IOAPIC and PIC (CONFIG_KVM_IOAPIC=n)";
+	return NULL;
 }
 
 /* IOAPIC pin N: vector IOAPIC_VEC + N to vCPU 0, level-triggered if in @level. */

@@ -25,7 +25,7 @@ static const char * const mode_names[] = { "full", "churn", "same", "grow" };
 
 static struct {
 	u32 routes, iterations, mode, irqfds, vcpus, inject_count, warmup, mem_vms, mem_shrink;
-	u32 mix, inject, quiet;
+	bool mix, inject, quiet;
 } p = { .routes = 512, .vcpus = 1, .inject_count = 1000, .warmup = 10, .mem_shrink = 24 };
 
 static int *irqfds;
@@ -73,21 +73,24 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Nearest-rank percentile (pct > 0) of sorted samples, in us. */
+/* Nearest-rank percentile of sorted samples, in us. */
 static double pct_us(const u64 *sorted, u32 n, u32 pct)
 {
-	return sorted[((u64)n * pct + 99) / 100 - 1] / 1000.0;
+	u64 rank = ((u64)n * pct + 99) / 100;
+
+	return sorted[rank ? rank - 1 : 0] / 1000.0;
 }
 
 /* Population standard deviation in us, by Newton's method: no libm. */
 static double stddev_us(const u64 *ns, u32 n, u64 total)
 {
-	double mean = (double)total / n, var = 0, r = 1;
+	double mean = (double)total / n, var = 0, r;
 	u32 i;
 
 	for (i = 0; i < n; i++)
 		var += (ns[i] - mean) * (ns[i] - mean) / n;
-	for (i = 0; i < 200; i++)
+	r = var > 1 ? var : 1;
+	for (i = 0; i < 100 && var > 0; i++)
 		r = (r + var / r) / 2;
 	return var > 0 ? r / 1000 : 0;
 }
@@ -97,11 +100,15 @@ static bool own_memcg(char *cg)
 {
 	char root[PATH_MAX], buf[PATH_MAX], *l;
 
-	return !cg_find_unified_root(root, sizeof(root), NULL) &&
-	       proc_read_text(0, false, "cgroup", buf, sizeof(buf)) > 0 &&
-	       (l = strstr(buf, "0::")) &&	/* the cgroup v2 line */
-	       snprintf(cg, PATH_MAX, "%s%.*s", root, (int)strcspn(l + 3, "\n"), l + 3) > 0 &&
-	       cg_read_long(cg, "memory.current") >= 0;
+	if (cg_find_unified_root(root, sizeof(root), NULL) ||
+	    proc_read_text(0, false, "cgroup", buf, sizeof(buf)) < 0)
+		return false;
+	l = strstr(buf, "0::");		/* the cgroup v2 line */
+	if (!l)
+		return false;
+	l[strcspn(l, "\n")] = '\0';
+	snprintf(cg, PATH_MAX, "%s%s", root, l + 3);
+	return cg_read_long(cg, "memory.current") >= 0;
 }
 
 /*
@@ -176,24 +183,31 @@ static void parse_args(int argc, char *argv[])
 		{ "mem-shrink", required_argument, NULL, MEM_SHRINK },
 		{}
 	};
-	const struct { int opt; u32 *val; int min; } nums[] = {	/* min -1: no argument */
+	const struct { int opt; u32 *val; int min; } nums[] = {
 		{ 'r', &p.routes, 1 }, { 'i', &p.iterations, 1 }, { 'f', &p.irqfds, 0 },
-		{ 'v', &p.vcpus, 1 }, { 's', &kvm_random_seed, 0 }, { 'q', &p.quiet, -1 },
-		{ MIX, &p.mix, -1 }, { INJECT, &p.inject, -1 }, { MEM_VMS, &p.mem_vms, 1 },
-		{ INJECT_COUNT, &p.inject_count, 1 }, { MEM_SHRINK, &p.mem_shrink, 1 },
+		{ 'v', &p.vcpus, 1 }, { 's', &kvm_random_seed, 0 },
+		{ INJECT_COUNT, &p.inject_count, 1 }, { MEM_VMS, &p.mem_vms, 1 },
+		{ MEM_SHRINK, &p.mem_shrink, 1 },
+	};
+	const struct { int opt; bool *val; } flags[] = {
+		{ 'q', &p.quiet }, { MIX, &p.mix }, { INJECT, &p.inject },
 	};
 	int opt, i, n;
 
-	/* Operands left after the options are an error too (opt -1). */
-	while ((opt = getopt_long(argc, argv, "hr:i:m:f:v:s:q", opts, NULL)) != -1 ||
-	       optind < argc) {
+	while ((opt = getopt_long(argc, argv, "hr:i:m:f:v:s:q", opts, NULL)) != -1) {
 		for (i = 0; i < ARRAY_SIZE(nums) && nums[i].opt != opt; i++)
 			;
 		if (i < ARRAY_SIZE(nums)) {
-			n = nums[i].min < 0 ? 1 : atoi_paranoid(optarg);
+			n = atoi_paranoid(optarg);
 			if (n < nums[i].min)
 				ksft_exit_fail_msg("Invalid argument '%s'\n", optarg);
 			*nums[i].val = n;
+			continue;
+		}
+		for (i = 0; i < ARRAY_SIZE(flags) && flags[i].opt != opt; i++)
+			;
+		if (i < ARRAY_SIZE(flags)) {
+			*flags[i].val = true;
 			continue;
 		}
 		for (p.mode = 0; opt == 'm' && p.mode < NR_MODES; p.mode++)
@@ -204,6 +218,10 @@ static void parse_args(int argc, char *argv[])
 			exit(opt == 'h' ? KSFT_PASS : KSFT_FAIL);
 		}
 	}
+	if (optind < argc) {
+		help(argv[0]);
+		exit(KSFT_FAIL);
+	}
 }
 
 static void check_args(void)
@@ -211,13 +229,15 @@ static void check_args(void)
 	u32 max = kvm_check_cap(KVM_CAP_IRQ_ROUTING) - (p.mix ? NR_CHIP_ENTRIES : 0);
 	u32 max_vcpus = min_t(u32, KVM_MAX_VCPUS, kvm_check_cap(KVM_CAP_MAX_VCPUS));
 
+	if (p.routes > max)
+		ksft_exit_fail_msg("-r %u: at most %u\n", p.routes, max);
 	if (p.inject) {
 		p.irqfds = max_t(u32, p.irqfds, 1);
 		max_vcpus = min_t(u32, max_vcpus, IRQ_MAX_VCPUS);
 	}
-	if (p.routes > max || p.irqfds > p.routes || p.vcpus > max_vcpus)
-		ksft_exit_fail_msg("-r %u, -f %u, -v %u: at most %u routes, -r irqfds, %u vCPUs\n",
-				   p.routes, p.irqfds, p.vcpus, max, max_vcpus);
+	if (p.irqfds > p.routes || p.vcpus > max_vcpus)
+		ksft_exit_fail_msg("-f %u, -v %u: at most %u irqfds, %u vCPUs\n",
+				   p.irqfds, p.vcpus, p.routes, max_vcpus);
 	if (p.mode == GROW)
 		p.warmup = 0;	/* its pass starts from the table before MSI-X enable */
 	if (!p.iterations)
