@@ -4,11 +4,11 @@
 # (incrementally, in one objdir) and boot it under QEMU TCG -icount with a
 # small irq_routing_perf_test matrix.  Prints one line per prefix and cell.
 #
-#   scripts/bench-series.sh [N...]     (default: 4 5 6 7 8, i.e. after patch N)
+#   scripts/bench-series.sh [N...]     (default: 3 4 5, i.e. after patch N)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-prefixes=${*:-4 5 6 7 8}
+prefixes=${*:-3 4 5}
 wt=$BUILD/wt-bench-series
 obj=$BUILD/obj-bench-series
 out=$BUILD/bench-series
@@ -18,6 +18,7 @@ mkdir -p "$out"
 [ -x "$BUILD/st-patched/irq_routing_perf_test" ] ||
 	"$TOP/scripts/build-selftests.sh" "$SRC_PATCHED" "$BUILD/st-patched" >/dev/null
 cat >"$out/list" <<EOL
+full-r64 irq_routing_perf_test -s 1 -r 64 -i 5000 -m full
 full-r512 irq_routing_perf_test -s 1 -r 512 -i 1000 -m full
 full-r4096 irq_routing_perf_test -s 1 -r 4096 -i 200 -m full
 same-r4096 irq_routing_perf_test -s 1 -r 4096 -i 200 -m same

@@ -328,7 +328,7 @@ static void avic_add_vm_to_ga_log_list(struct kvm *kvm)
 	if (kvm_svm->avic_vm_id)
 		return;
 
-	guard(spinlock)(&svm_vm_data_hash_lock);
+	guard(spinlock_irqsave)(&svm_vm_data_hash_lock);
  again:
 	vm_id = next_vm_id = (next_vm_id + 1) & AVIC_VM_ID_MASK;
 	if (vm_id == 0) { /* id is 1-based, zero is not okay */
@@ -376,7 +376,7 @@ void avic_vm_pre_destroy(struct kvm *kvm)
 	if (WARN_ON_ONCE(!enable_apicv) || !kvm_svm->avic_vm_id)
 		return;
 
-	scoped_guard(spinlock, &svm_vm_data_hash_lock)
+	scoped_guard(spinlock_irqsave, &svm_vm_data_hash_lock)
 		hash_del_rcu(&kvm_svm->hnode);
 
 	/*

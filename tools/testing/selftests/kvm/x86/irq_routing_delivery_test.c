@@ -453,7 +453,10 @@ static void guest_eoi_code(void)
 	}
 }
 
-/* Interrupt the vCPU with an MSI of @vector to @dest: did its EOI exit to userspace? */
+/*
+ * Interrupt the vCPU with a level-triggered MSI of @vector to @dest, as a
+ * userspace IOAPIC sends one: did its EOI exit to userspace?
+ */
 static bool eoi_exits(struct kvm_vcpu *vcpu, u32 dest, u32 vector)
 {
 	bool exited = false;
@@ -461,7 +464,7 @@ static bool eoi_exits(struct kvm_vcpu *vcpu, u32 dest, u32 vector)
 
 	vcpu_run(vcpu);		/* to GUEST_SYNC(0): nothing pending */
 	TEST_ASSERT(get_ucall(vcpu, &uc) == UCALL_SYNC && uc.args[1] == 0, "guest");
-	TEST_ASSERT_EQ(irq_msi(vcpu->vm, dest, vector), 1);
+	TEST_ASSERT_EQ(irq_msi(vcpu->vm, dest, APIC_INT_LEVELTRIG | APIC_INT_ASSERT | vector), 1);
 	vcpu_run(vcpu);
 	if (vcpu->run->exit_reason == KVM_EXIT_IOAPIC_EOI) {
 		TEST_ASSERT_EQ(vcpu->run->eoi.vector, vector);
@@ -483,13 +486,14 @@ static bool eoi_exits(struct kvm_vcpu *vcpu, u32 dest, u32 vector)
 TEST_F(plain, split_irqchip_same_table_after_x2apic_api)
 {
 	struct vm_shape shape = { .mode = VM_MODE_DEFAULT, .flags = VM_SHAPE_SPLIT_IRQCHIP };
-	struct kvm_irq_routing *r = kvm_gsi_routing_create();
+	struct kvm_irq_routing *r;
 	struct kvm_vcpu *vcpu;
 	struct kvm_vm *vm;
 
 	if (!kvm_has_cap(KVM_CAP_SPLIT_IRQCHIP) || !kvm_has_cap(KVM_CAP_SET_BOOT_CPU_ID) ||
 	    !kvm_has_cap(KVM_CAP_X2APIC_API))
 		SKIP(return, "no KVM_CAP_SPLIT_IRQCHIP, SET_BOOT_CPU_ID or X2APIC_API");
+	r = kvm_gsi_routing_create();
 	vm = __vm_create(shape, 1, 0);
 	vm_ioctl(vm, KVM_SET_BOOT_CPU_ID, (void *)EOI_VCPU);
 	vcpu = vm_vcpu_add(vm, EOI_VCPU, guest_eoi_code);
@@ -592,11 +596,12 @@ TEST_F(plain, xen_evtchn_vcpu_later)
 	struct kvm_xen_hvm_attr lm = { .type = KVM_XEN_ATTR_TYPE_LONG_MODE, .u.long_mode = 1 };
 	struct kvm_xen_hvm_attr sh = { .type = KVM_XEN_ATTR_TYPE_SHARED_INFO,
 				       .u.shared_info.gfn = XEN_GPA / PAGE_SIZE };
-	struct xen x = { .r = kvm_gsi_routing_create() };
+	struct xen x = {};
 	int i;
 
 	if ((kvm_check_cap(KVM_CAP_XEN_HVM) & need) != need)
 		SKIP(return, "no Xen shared_info and event channel routes (KVM_CAP_XEN_HVM)");
+	x.r = kvm_gsi_routing_create();
 	x.vm = vm_create(NR_VCPUS);
 	vm_userspace_mem_region_add(x.vm, VM_MEM_SRC_ANONYMOUS, XEN_GPA, 10, 1, 0);
 	x.s = addr_gpa2hva(x.vm, XEN_GPA);
