@@ -141,7 +141,7 @@ static inline void irq_vcpus_stop(struct kvm_vm *vm, struct kvm_vcpu **vcpus,
 
 	WRITE_AND_SYNC_TO_GUEST(vm, guest_done, true);
 	for (i = 0; i < n; i++) {
-		irq_msi(vm, vcpus[i]->id, FENCE_VEC);
+		TEST_ASSERT_EQ(irq_msi(vm, vcpus[i]->id, FENCE_VEC), 1);
 		kvm_pthread_join(threads[i], NULL);
 	}
 }

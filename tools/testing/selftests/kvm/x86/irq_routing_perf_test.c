@@ -303,9 +303,12 @@ int main(int argc, char *argv[])
 				  MSI_VEC + (off + k * NR_VECS / 2) % NR_VECS);
 	}
 
-	/* The state the first timed update starts from. */
+	/*
+	 * The state the first timed update starts from: for grow, before MSI-X
+	 * enable, or with the first vector, which --inject signals, routed.
+	 */
 	if (p.mode == GROW)
-		t[0]->nr = nr_chip;		/* before MSI-X enable */
+		t[0]->nr = nr_chip + p.inject;
 	set_timed(vm, t[p.mode == FULL]);
 
 	for (i = 0; i < p.irqfds; i++) {
@@ -345,6 +348,7 @@ int main(int argc, char *argv[])
 		WRITE_ONCE(stop_injecting, true);
 		kvm_pthread_join(injector_thread, NULL);
 		WAIT_FOR(received() >= READ_ONCE(nr_injected));
+		TEST_ASSERT(nr_injected, "No interrupt signalled during the updates");
 		TEST_ASSERT(received() == nr_injected && !inject_lost,
 			    "Lost interrupts: %lu signalled through irqfds, %lu received",
 			    (unsigned long)nr_injected, (unsigned long)received());
