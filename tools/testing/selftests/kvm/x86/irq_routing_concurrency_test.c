@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * KVM_SET_GSI_ROUTING from two threads at once, switching between two tables
- * of 700 and 3000 entries, against readers of the table:
+ * of 706 and 3006 entries, against readers of the table:
  * KVM_IRQ_LINE on MSI and IOAPIC routes, irqfds (MSI: their copy of the
  * route; IOAPIC: the table, from a work item) and an IOAPIC resampler.  The
  * routes injected differ between the tables and every vector is counted: each
@@ -23,7 +23,7 @@
 #define RUN_NS		(30 * 1000000000ull)
 
 /*
- * Table A (700 entries, GSIs up to 1699) or B (3000, up to 3999).  GSI_HAMMER
+ * Table A (706 entries, GSIs up to 1699) or B (3006, up to 3999).  GSI_HAMMER
  * comes last: while a table is being filled, it has no route yet.
  */
 static struct kvm_irq_routing *build(bool b)
@@ -128,7 +128,7 @@ static void wait_exactly(struct ctx *c, int way, u32 want)
 		    arrived(c, way));
 }
 
-TEST_F_TIMEOUT(plain, two_updaters_vs_readers, 300)
+TEST_F_TIMEOUT(plain, two_updaters_vs_readers, 120)
 {
 	int efd_msi = kvm_new_eventfd(), efd_io = kvm_new_eventfd();
 	u32 sent[NR_WAYS / 2 + 1] = {}, i, n, v;
@@ -272,7 +272,7 @@ static void close_while_updating(int kvm_fd, struct kvm_irq_routing *r)
 	TEST_ASSERT(!has_dir || WAIT_FOR(access(dir, F_OK)), "closed VM not destroyed (%s)", dir);
 }
 
-TEST_F_TIMEOUT(plain, vm_closed_while_updating, 300)
+TEST_F_TIMEOUT(plain, vm_closed_while_updating, 120)
 {
 	struct kvm_irq_routing *r = kvm_gsi_routing_create();
 	int kvm_fd = open_kvm_dev_path_or_exit(), i;

@@ -163,7 +163,7 @@ static void route_sint(struct kvm_irq_routing *r, u32 gsi, u32 vcpu, u32 sint)
 		.type = KVM_IRQ_ROUTING_HV_SINT, .u.hv_sint = { .vcpu = vcpu, .sint = sint } };
 }
 
-TEST_F_TIMEOUT(retarget, route_change, 300)
+TEST_F_TIMEOUT(retarget, route_change, 120)
 {
 	struct rt *t = &self->t;
 	struct kvm_irq_routing *r = t->r;
@@ -233,7 +233,7 @@ static void set_span(struct rt *t, u32 n, u32 top, u32 step, u32 *prev)
 }
 
 /* Entry count and GSI range changing independently, then 2^k +/- 1 routes. */
-TEST_F_TIMEOUT(rt, grow_across_capacities, 300)
+TEST_F_TIMEOUT(rt, grow_across_capacities, 120)
 {
 	static const u32 steps[][2] = {
 		{ 2, 4095 }, { 3, 4094 },	/* few entries, high GSIs */
@@ -285,7 +285,7 @@ static int set_armed(struct rt *t, int fd, int n, int *left)
  * time: -ENOMEM or -EFAULT and the old table, or the new one.  Every array
  * fits in a page, so that no failure is vmalloc's, which warns.
  */
-TEST_F_TIMEOUT(rt, failed_allocation_keeps_table, 300)
+TEST_F_TIMEOUT(rt, failed_allocation_keeps_table, 120)
 {
 	int fd = fail_nth_open(), n, ret, left, failed = 0;
 	struct rt *t = &self->t;
@@ -400,7 +400,7 @@ static long set_n_routes(const char *cg, struct kvm_vm **vms, struct kvm_irq_rou
  * memory.current is off by one charge batch (64 pages) at most; skipped if
  * the tables took less than the entries userspace passed (about 12 batches).
  */
-TEST_F_TIMEOUT(plain, memory_shrink_rule, 300)
+TEST_F_TIMEOUT(plain, memory_shrink_rule, 120)
 {
 	struct kvm_vm *vms[NR_MEM_VMS];
 	struct kvm_irq_routing *r;
