@@ -38,8 +38,16 @@ if [ -z "${CHECK_BASE:-}" ] && [ ! -f "$SRC_BASE/Makefile" ]; then
 		die "cannot check out $BASE_TAG in $SRC_BASE"
 fi
 
+# A backport's patches carry mainline's changelogs and tags (Link: after
+# Reported-by:, which 6.12's checkpatch does not know), so check them with
+# the 7.3 tree's checkpatch when that tree is here.
+cpbase=$base
+if [ "$BASE" != 7.3 ] && [ -z "${CHECK_BASE:-}" ] && [ -f "$BUILD73/src-base/scripts/checkpatch.pl" ]; then
+	cpbase=$BUILD73/src-base
+fi
+
 steps=(
-	"checkpatch|$TOP/scripts/check-checkpatch.sh|$patches|$base"
+	"checkpatch|$TOP/scripts/check-checkpatch.sh|$patches|$cpbase"
 	"sparse|$TOP/scripts/check-sparse.sh|$base|$patched"
 	"w1|$TOP/scripts/check-w1.sh|$base|$patched"
 	"prefixes|$TOP/scripts/check-prefixes.sh|$patched|$BASE_TAG|$tip"
