@@ -77,6 +77,23 @@ static u32 since(struct rt *t)
 enum { VIA_LINE, VIA_NEW_IRQFD, VIA_OLD_IRQFD };
 static const char * const via_name[] = { "KVM_IRQ_LINE", "new irqfd", "old irqfd" };
 
+/*
+ * Signal @efd on @gsi, @kept assigned before (else assigned now and closed
+ * after), and flush the injection, which the fast path may defer to a work
+ * item: deassigning waits for it.  A kept irqfd is then assigned again.
+ */
+static void irqfd_signal(struct kvm_vm *vm, u32 gsi, int efd, bool kept)
+{
+	if (!kept)
+		kvm_assign_irqfd(vm, gsi, efd);
+	TEST_ASSERT(!eventfd_write(efd, 1), "eventfd_write() failed");
+	kvm_deassign_irqfd(vm, gsi, efd);
+	if (kept)
+		kvm_assign_irqfd(vm, gsi, efd);
+	else
+		close(efd);
+}
+
 static u32 probe(struct rt *t, u32 gsi, int via)
 {
 	int efd = via == VIA_NEW_IRQFD ? kvm_new_eventfd() : t->efd;
@@ -86,15 +103,7 @@ static u32 probe(struct rt *t, u32 gsi, int via)
 		kvm_irq_line(t->g.vm, gsi, 1);
 		kvm_irq_line(t->g.vm, gsi, 0);
 	} else {
-		if (via == VIA_NEW_IRQFD)
-			kvm_assign_irqfd(t->g.vm, gsi, efd);
-		TEST_ASSERT(!eventfd_write(efd, 1), "eventfd_write() failed");
-		/* Flush the injection work; the old irqfd is then assigned again. */
-		kvm_deassign_irqfd(t->g.vm, gsi, efd);
-		if (via == VIA_OLD_IRQFD)
-			kvm_assign_irqfd(t->g.vm, gsi, efd);
-		else
-			close(efd);
+		irqfd_signal(t->g.vm, gsi, efd, via == VIA_OLD_IRQFD);
 	}
 	return since(t);
 }
@@ -564,17 +573,7 @@ static void xen_expect(struct xen *x, u32 gsi, int vcpu, u32 port, const char *w
 		want.vcpu[vcpu].pending_sel = BIT_ULL(port / 64);
 	}
 	for (old = 0; old <= (gsi == XGSI); old++) {
-		int efd = old ? x->efd : kvm_new_eventfd();
-
-		if (!old)
-			kvm_assign_irqfd(x->vm, gsi, efd);
-		TEST_ASSERT(!eventfd_write(efd, 1), "eventfd_write() failed");
-		/* Flush the injection work, which the fast path may defer to. */
-		kvm_deassign_irqfd(x->vm, gsi, efd);
-		if (old)
-			kvm_assign_irqfd(x->vm, gsi, efd);
-		else
-			close(efd);
+		irqfd_signal(x->vm, gsi, old ? x->efd : kvm_new_eventfd(), old);
 		TEST_ASSERT(!memcmp(x->s, &want, sizeof(want)),
 			    "%s: GSI %u via %s irqfd: pending_sel %lx %lx, want port %u on vCPU %d",
 			    what, gsi, old ? "old" : "new", x->s->vcpu[0].pending_sel,
