@@ -7,7 +7,7 @@ S := scripts
 
 .PHONY: help base apply export check-overlay kernels selftests boot \
 	host-test check check-full static bench bench-series deb host-bench \
-	host-compare mutants clean distclean
+	host-compare mutants export-rfc bench-rfc mutants-rfc clean distclean
 
 help:
 	@echo "make check        the test command: apply, build, boot, judge (CI runs this)"
@@ -24,6 +24,9 @@ help:
 	@echo "make host-compare A=base.json B=patched.json   base vs patched table and plot of two host-bench runs"
 	@echo "make mutants      plant each bug of tests/mutants/ in the patched kernel, boot the tests,"
 	@echo "                  record caught/survived: results/mutants.md (not part of make check)"
+	@echo "make export-rfc   regenerate rfc/large-tables/ from build/linux (branch rfc, on dev)"
+	@echo "make bench-rfc    the RFC on patches/ against patches/ alone, QEMU TCG -icount"
+	@echo "make mutants-rfc  make mutants for the RFC (rfc/large-tables/mutants/)"
 	@echo "make base|apply|kernels|selftests|host-test|static|check-overlay"
 
 base:
@@ -80,6 +83,15 @@ host-compare:
 
 mutants:
 	$(S)/mutants.sh $(MUTANTS)
+
+export-rfc:
+	RFC=large-tables $(S)/export.sh
+
+bench-rfc:
+	$(S)/bench-rfc.sh
+
+mutants-rfc:
+	RFC=large-tables $(S)/mutants.sh $(MUTANTS)
 
 clean:
 	rm -rf build/obj-* build/st-* build/logs build/*.cpio.gz build/deb-* build/host-bench*

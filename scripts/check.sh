@@ -230,6 +230,26 @@ FUZZ_CASES=${FUZZ_CASES_DEBUG:-1000} mklist "$TOP/tests/debug.list" "$dlist"
 ab_boots debug "$dlist" "$OBJ_PATCHED" "$OBJ_BASE" "$(ours "$dlist" irq_routing)" \
 	"${DEBUG_BOOT_TIMEOUT:-2400}"
 
+# The RFC series (rfc/large-tables/) on top of patches/: applied, its
+# checkpatch, its debug kernel built from the patched one's objects, its
+# selftests, and a boot of them (tests/rfc.list).  Counted as "rfc:...".
+rfc_checks() {
+	local st=$BUILD/st-rfc obj=$BUILD/obj-rfc-debug
+	step rfc:apply "$TOP/scripts/rfc-apply.sh" || return 0
+	step rfc:checkpatch "$TOP/scripts/check-checkpatch.sh" "$TOP/rfc/large-tables"
+	SEED_FROM=$OBJ_PATCHED \
+	step rfc:kernel-debug "$TOP/scripts/build-kernel.sh" "$SRC_RFC" "$obj" "${DCONF[@]}" ||
+		return 0
+	SELFTESTS="irq_routing_perf_test irq_routing_errno_test irq_routing_delivery_test
+		irq_routing_concurrency_test" \
+	step rfc:selftests "$TOP/scripts/build-selftests.sh" "$SRC_RFC" "$st" || return 0
+	"$TOP/scripts/mkinitrd.sh" "$BUILD/rfc.cpio.gz" "$TOP/tests/rfc.list" "$st" >/dev/null
+	"$TOP/scripts/boot.sh" "$obj/arch/x86/boot/bzImage" "$BUILD/rfc.cpio.gz" \
+		"$LOGS/console-rfc.log" "${DEBUG_BOOT_TIMEOUT:-2400}"
+	count_boot rfc: "$LOGS/console-rfc.log"
+}
+[ "$BASE" != 7.3 ] || [ $SMOKE = 1 ] || [ "${NO_RFC:-0}" = 1 ] || rfc_checks
+
 # make check-full: the normal kernels too (what "make bench" measures), the
 # base from nothing and the patched one from its objects, running
 # tests/check.list (the long forms, and upstream tests about memslots and

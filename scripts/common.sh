@@ -46,6 +46,7 @@ BASE_VER=${DEB_VER%%-*}
 SRC=$BUILD/linux			# the git repository: tag "base", branch "dev"
 SRC_BASE=$BUILD/src-base		# worktree at the base tag
 SRC_PATCHED=$BUILD/src-patched		# worktree, branch "applied" = base + git am
+SRC_RFC=$BUILD/src-rfc			# worktree, branch "rfc-applied" = applied + rfc/large-tables
 LOGS=$BUILD/logs
 # The 7.3 tree's build directory, whatever BASE is: the selftests of the
 # series are built there from the 7.3 tree, and run against the 6.12

@@ -4,6 +4,8 @@
 # final form) from the commits $BASE_TAG..$BRANCH of a kernel repository.
 # With BASE=6.12: regenerate backports/6.12/ (patches, series, cover letter
 # from backports/6.12/cover-letter.txt), with no overlay.
+# With RFC=large-tables: regenerate rfc/large-tables/ the same way from the
+# commits dev..rfc (the RFC series, which applies on top of patches/).
 #
 #   scripts/export.sh [REPO [BRANCH [OUTDIR]]]
 #
@@ -14,9 +16,17 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 repo=${1:-$SRC}
-branch=${2:-dev}
+RFC=${RFC:-}
+branch=${2:-$([ -n "$RFC" ] && echo rfc || echo dev)}
 out=${3:-$TOP}
-if [ "$BASE" = 7.3 ]; then
+from=$BASE_TAG
+if [ -n "$RFC" ]; then
+	pdir=$out/rfc/$RFC
+	text=$TOP/rfc/$RFC/cover-letter.txt
+	bench=$TOP/results/bench-rfc.md
+	prefix="RFC PATCH"
+	from=dev
+elif [ "$BASE" = 7.3 ]; then
 	pdir=$out/patches
 	text=$TOP/cover-letter.txt
 	bench=$TOP/results/bench.md
@@ -30,7 +40,9 @@ fi
 
 git -C "$repo" rev-parse -q --verify "$branch" >/dev/null ||
 	die "no branch $branch in $repo"
-base=$(git -C "$repo" rev-parse "$BASE_TAG^{commit}")
+# The RFC applies on top of the series, whose local commits say nothing to a reader.
+base=()
+[ -n "$RFC" ] || base=(--base="$(git -C "$repo" rev-parse "$BASE_TAG^{commit}")")
 tip=$(git -C "$repo" rev-parse "$branch")
 
 rm -rf "$pdir.tmp"
@@ -38,8 +50,7 @@ mkdir -p "$pdir.tmp"
 git -C "$repo" -c core.abbrev=12 -c diff.noprefix=false -c diff.mnemonicPrefix=false \
 	-c format.signature= -c format.coverFromDescription=none \
 	format-patch -q --zero-commit --no-signature --cover-letter \
-	--base="$base" --subject-prefix="$prefix" -o "$pdir.tmp" \
-	"$BASE_TAG..$branch"
+	"${base[@]}" --subject-prefix="$prefix" -o "$pdir.tmp" "$from..$branch"
 
 # The cover letter: subject and text from cover-letter.txt (first line is the
 # subject), its date that of the tip commit, so that the output is stable.
@@ -52,11 +63,11 @@ mapfile -t series < <(ls "$pdir".tmp/[0-9][0-9][0-9][0-9]-*.patch | grep -v '/00
 to=$(cd "$repo" && "${gm[@]}" --m --nor --nol "${series[@]}" | paste -sd '\t')
 cc=$(cd "$repo" && "${gm[@]}" --nom --r --l "${series[@]}" | paste -sd '\t')
 # A backport goes to the stable list too.
-[ "$BASE" = 7.3 ] || cc+=$'\tstable@vger.kernel.org'
+[ "$BASE" = 7.3 ] || [ -n "$RFC" ] || cc+=$'\tstable@vger.kernel.org'
 # And the people get_maintainer.pl does not name: authors whose work the
 # series carries, the AMD IOMMU entry for the GA-log notifier's caller
 # (cover-cc.txt, one address a line, # comments).
-if [ "$BASE" = 7.3 ] && [ -f "$TOP/cover-cc.txt" ]; then
+if [ "$BASE" = 7.3 ] && [ -z "$RFC" ] && [ -f "$TOP/cover-cc.txt" ]; then
 	while IFS= read -r a; do
 		case $a in '' | '#'*) continue ;; esac
 		cc+=$'\t'$a
@@ -87,11 +98,11 @@ PY
 
 (cd "$pdir.tmp" && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v "^0000-cover-letter.patch$") >"$pdir.tmp/series.new"
 mv "$pdir.tmp/series.new" "$pdir.tmp/series"
-if [ "$BASE" = 7.3 ]; then
+if [ "$BASE" = 7.3 ] && [ -z "$RFC" ]; then
 	rm -rf "$pdir"
 	mv "$pdir.tmp" "$pdir"
 else
-	# backports/6.12/ also holds the cover letter's text and notes.
+	# backports/6.12/ and rfc/NAME/ also hold the cover letter's text and notes.
 	mkdir -p "$pdir"
 	rm -f "$pdir"/[0-9][0-9][0-9][0-9]-*.patch "$pdir/series"
 	mv "$pdir.tmp"/* "$pdir/"

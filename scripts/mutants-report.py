@@ -38,15 +38,19 @@ def main():
     ran = f'{caught} of {len(rows)} mutants caught'
     if planned is not None and planned != len(rows):
         ran += f' ({len(rows)} of the {planned} this run was asked for have run so far)'
-    print(f'**{ran}** (`make mutants`, '
+    rfc = os.environ.get('RFC')
+    what = (f'`make mutants-rfc`', f'`rfc/{rfc}/mutants/`', 'the RFC tree (`rfc-applied`)',
+            '`tests/rfc.list`') if rfc else ('`make mutants`', '`tests/mutants/`',
+                                             'the patched tree', '`tests/debug.list`')
+    print(f'**{ran}** ({what[0]}, '
           f'{secs // 60} min {secs % 60} s, repository commit {rev}, on {platform.node()}).')
     print()
-    print('Each mutant in `tests/mutants/` is planted alone in the patched tree '
+    print(f'Each mutant in {what[1]} is planted alone in {what[2]} '
           '(`git apply`), the kernel is rebuilt incrementally with '
           '`configs/kvm.config` + `configs/kvm-debug.config` (KASAN, lockdep, '
           'PROVE_RCU, kmemleak, failslab, the series\' debug assertions) and '
           'booted under QEMU TCG (`-M q35 -cpu EPYC,+svm -smp 2`) running the '
-          'tests of `tests/debug.list` named in its `Tests:` line (all of them '
+          f'tests of {what[3]} named in its `Tests:` line (all of them '
           'when it has none; fuzz: seed 1, 500 cases).  Caught: a test failed, '
           'the kernel warned or crashed, or the run did not finish '
           '(`scripts/verdict.sh`).  The unmutated tree passed the same boot first.')

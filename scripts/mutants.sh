@@ -4,6 +4,8 @@
 # patched kernel, one at a time, and check that the tests catch it.
 #
 # Usage: scripts/mutants.sh [NAME...]     (default: every tests/mutants/*.patch)
+# RFC=large-tables: the mutants of the RFC series instead (rfc/NAME/mutants/,
+# planted in branch rfc-applied, booting tests/rfc.list; results/mutants-rfc.md).
 #
 # A mutant is a file tests/mutants/NN-NAME.patch: a header, then a diff
 # against the patched tree (git apply).  Header lines:
@@ -29,11 +31,17 @@ set -euo pipefail
 # shellcheck disable=SC2086
 install_deps $PKGS_KBUILD $PKGS_BOOT
 
-mdir=$TOP/tests/mutants
-out=$BUILD/mutants
+RFC=${RFC:-}
+if [ -n "$RFC" ]; then
+	mdir=$TOP/rfc/$RFC/mutants tlist=$TOP/tests/rfc.list branch=rfc-applied
+	out=$BUILD/mutants-rfc obj=$BUILD/obj-mut-rfc stdir=$BUILD/st-rfc
+	seed=$BUILD/obj-rfc-debug report=$TOP/results/mutants-rfc.md
+else
+	mdir=$TOP/tests/mutants tlist=$TOP/tests/debug.list branch=applied
+	out=$BUILD/mutants obj=$BUILD/obj-mut stdir=$BUILD/st-patched
+	seed=${OBJ_PATCHED_DEBUG:-$BUILD/obj-patched-debug} report=$TOP/results/mutants.md
+fi
 wt=$BUILD/wt-mut
-obj=$BUILD/obj-mut
-seed=${OBJ_PATCHED_DEBUG:-$BUILD/obj-patched-debug}
 frags=("$TOP/configs/kvm.config" "$TOP/configs/kvm-debug.config")
 timeout=${MUTANT_BOOT_TIMEOUT:-1200}
 mkdir -p "$out"
@@ -50,11 +58,18 @@ else
 fi
 [ "${#mutants[@]}" -gt 0 ] || die "no mutants in $mdir"
 
-"$TOP/scripts/apply.sh" >/dev/null
-"$TOP/scripts/build-selftests.sh" "$SRC_PATCHED" "$BUILD/st-patched" >/dev/null
+if [ -n "$RFC" ]; then
+	"$TOP/scripts/rfc-apply.sh" "$RFC" >/dev/null
+	SELFTESTS="irq_routing_perf_test irq_routing_errno_test irq_routing_delivery_test
+		irq_routing_concurrency_test" \
+	"$TOP/scripts/build-selftests.sh" "$SRC_RFC" "$stdir" >/dev/null
+else
+	"$TOP/scripts/apply.sh" >/dev/null
+	"$TOP/scripts/build-selftests.sh" "$SRC_PATCHED" "$stdir" >/dev/null
+fi
 
 if ! git -C "$wt" rev-parse --git-dir >/dev/null 2>&1; then
-	add_worktree "$wt" applied
+	add_worktree "$wt" "$branch"
 fi
 
 # header FILE KEY: the value of "KEY: value" in the mutant's header.
@@ -67,10 +82,10 @@ header() {
 run() {
 	local name=$1 tests=$2 console=$out/$1.console list=$out/$1.list
 	sed "s/@FUZZ_SEED@/1/; s/@FUZZ_CASES@/${MUTANT_FUZZ_CASES:-500}/" \
-		"$TOP/tests/debug.list" >"$list"
+		"$tlist" >"$list"
 	SEED_FROM=$seed "$TOP/scripts/build-kernel.sh" "$wt" "$obj" "${frags[@]}" \
 		>"$out/$name.build" 2>&1 || { echo "error: does not build (log: $out/$name.build)"; return; }
-	"$TOP/scripts/mkinitrd.sh" "$out/initrd.cpio.gz" "$list" "$BUILD/st-patched" >/dev/null
+	"$TOP/scripts/mkinitrd.sh" "$out/initrd.cpio.gz" "$list" "$stdir" >/dev/null
 	APPEND=${tests:+irqroute.only=${tests// /,}} \
 		"$TOP/scripts/boot.sh" "$obj/arch/x86/boot/bzImage" "$out/initrd.cpio.gz" \
 		"$console" "$timeout" >/dev/null 2>&1 || true
@@ -83,7 +98,7 @@ run() {
 }
 
 t0=$(date +%s)
-git -C "$wt" checkout -q -f --detach applied
+git -C "$wt" checkout -q -f --detach "$branch"
 git -C "$wt" clean -q -fd
 log "mutants: control (the patched tree, unmutated)"
 control=$(run control "")
@@ -95,7 +110,7 @@ caught=0 survived=0 errors=0
 for m in "${mutants[@]}"; do
 	name=$(basename "$m" .patch)
 	t1=$(date +%s)
-	git -C "$wt" checkout -q -f --detach applied
+	git -C "$wt" checkout -q -f --detach "$branch"
 	git -C "$wt" clean -q -fd
 	if ! git -C "$wt" apply "$m" 2>"$out/$name.apply"; then
 		res=error detail="does not apply (log: $out/$name.apply)"
@@ -117,8 +132,8 @@ for m in "${mutants[@]}"; do
 	echo "check: mutant-$name $([ "$res" = caught ] && echo ok || echo FAIL) $res: $detail"
 	# After each mutant, so that an interrupted run still reports.
 	"$TOP/scripts/mutants-report.py" "$mdir" "$out/summary.tsv" "$(( $(date +%s) - t0 ))" \
-		"${#mutants[@]}" >"$TOP/results/mutants.md"
+		"${#mutants[@]}" >"$report"
 done
-git -C "$wt" checkout -q -f --detach applied
-echo "mutants: $caught caught, $survived survived, $errors errors of ${#mutants[@]} ($(( $(date +%s) - t0 ))s); results/mutants.md"
+git -C "$wt" checkout -q -f --detach "$branch"
+echo "mutants: $caught caught, $survived survived, $errors errors of ${#mutants[@]} ($(( $(date +%s) - t0 ))s); ${report#"$TOP"/}"
 [ "$survived" = 0 ] && [ "$errors" = 0 ]
