@@ -40,11 +40,7 @@ n=0
 for p in "$PATCHDIR"/[0-9][0-9][0-9][0-9]-*.patch; do
 	case "$p" in */0000-cover-letter.patch) continue ;; esac
 	[ -f "$p" ] || continue
-	if ! git -c user.name=apply -c user.email=apply@kvm-irqroute.invalid \
-		am -q --keep-cr "$p" >"$LOGS/apply.log" 2>&1; then
-		git am --abort >/dev/null 2>&1 || true
-		die "patch does not apply: $(basename "$p") (log: $LOGS/apply.log)"
-	fi
+	am_patch "$p" "$LOGS/apply.log"
 	n=$((n + 1))
 done
 log "applied $n patches onto $BASE_TAG in $SRC_PATCHED (branch applied)"

@@ -240,8 +240,7 @@ rfc_checks() {
 	SEED_FROM=$OBJ_PATCHED \
 	step rfc:kernel-debug "$TOP/scripts/build-kernel.sh" "$SRC_RFC" "$obj" "${DCONF[@]}" ||
 		return 0
-	SELFTESTS="irq_routing_perf_test irq_routing_errno_test irq_routing_delivery_test
-		irq_routing_concurrency_test" \
+	SELFTESTS=$RFC_SELFTESTS \
 	step rfc:selftests "$TOP/scripts/build-selftests.sh" "$SRC_RFC" "$st" || return 0
 	"$TOP/scripts/mkinitrd.sh" "$BUILD/rfc.cpio.gz" "$TOP/tests/rfc.list" "$st" >/dev/null
 	"$TOP/scripts/boot.sh" "$obj/arch/x86/boot/bzImage" "$BUILD/rfc.cpio.gz" \

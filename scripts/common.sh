@@ -47,6 +47,9 @@ SRC=$BUILD/linux			# the git repository: tag "base", branch "dev"
 SRC_BASE=$BUILD/src-base		# worktree at the base tag
 SRC_PATCHED=$BUILD/src-patched		# worktree, branch "applied" = base + git am
 SRC_RFC=$BUILD/src-rfc			# worktree, branch "rfc-applied" = applied + rfc/large-tables
+# The selftests of the RFC's tree that its boots run (tests/rfc.list).
+RFC_SELFTESTS="irq_routing_perf_test irq_routing_errno_test irq_routing_delivery_test
+	irq_routing_concurrency_test"
 LOGS=$BUILD/logs
 # The 7.3 tree's build directory, whatever BASE is: the selftests of the
 # series are built there from the 7.3 tree, and run against the 6.12
@@ -225,6 +228,16 @@ seed_objdir() {
 # removed.
 # The trees cannot write through each other: git replaces a file it changes
 # (unlink, then create), and kbuild does not write into an O= source tree.
+# am_patch PATCH LOG: "git am" PATCH in the current directory's tree, with the
+# harness's committer identity; on failure abort the am and die.
+am_patch() {
+	if ! git -c user.name=apply -c user.email=apply@kvm-irqroute.invalid \
+		am -q --keep-cr "$1" >"$2" 2>&1; then
+		git am --abort >/dev/null 2>&1 || true
+		die "patch does not apply: $(basename "$1") (log: $2)"
+	fi
+}
+
 add_worktree() {
 	local dst rev donor
 	dst=$(readlink -m "$1")

@@ -60,8 +60,7 @@ fi
 
 if [ -n "$RFC" ]; then
 	"$TOP/scripts/rfc-apply.sh" "$RFC" >/dev/null
-	SELFTESTS="irq_routing_perf_test irq_routing_errno_test irq_routing_delivery_test
-		irq_routing_concurrency_test" \
+	SELFTESTS=$RFC_SELFTESTS \
 	"$TOP/scripts/build-selftests.sh" "$SRC_RFC" "$stdir" >/dev/null
 else
 	"$TOP/scripts/apply.sh" >/dev/null

@@ -24,11 +24,7 @@ git checkout -q -B rfc-applied applied
 git reset -q --hard applied
 n=0
 while read -r p; do
-	if ! git -c user.name=apply -c user.email=apply@kvm-irqroute.invalid \
-		am -q --keep-cr "$pdir/$p" >"$LOGS/rfc-apply.log" 2>&1; then
-		git am --abort >/dev/null 2>&1 || true
-		die "RFC patch does not apply: $p (log: $LOGS/rfc-apply.log)"
-	fi
+	am_patch "$pdir/$p" "$LOGS/rfc-apply.log"
 	n=$((n + 1))
 done <"$pdir/series"
 log "applied $n RFC patches onto applied in $SRC_RFC (branch rfc-applied)"
