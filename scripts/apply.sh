@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Apply patches/*.patch (BASE=6.12: backports/6.12/*.patch) with "git am"
+# Apply the patches of patches/series (BASE=6.12: backports/6.12/series),
+# in order, with "git am"
 # onto a fresh branch "applied" from the base tag, checked out in
 # build/src-patched (build/6.12/src-patched).  Files the series does not touch
 # keep their timestamps, so the next kernel build is incremental.
@@ -37,9 +38,8 @@ git checkout -q -B applied "$BASE_TAG"
 git reset -q --hard "$BASE_TAG"
 
 n=0
-for p in "$PATCHDIR"/[0-9][0-9][0-9][0-9]-*.patch; do
-	case "$p" in */0000-cover-letter.patch) continue ;; esac
-	[ -f "$p" ] || continue
+mapfile -t patches < <(series_patches "$PATCHDIR")
+for p in "${patches[@]}"; do
 	am_patch "$p" "$LOGS/apply.log"
 	n=$((n + 1))
 done

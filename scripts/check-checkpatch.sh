@@ -48,11 +48,13 @@ files_ok() {
 
 start=$(date +%s)
 n=0
-for p in "$pdir"/[0-9][0-9][0-9][0-9]-*.patch; do
-	[ -f "$p" ] || continue
-	case "$p" in */0000-cover-letter.patch) continue ;; esac
+mapfile -t patches < <(series_patches "$pdir")
+for p in "${patches[@]}"; do
 	n=$((n + 1))
-	name=checkpatch-$(basename "$p" .patch | cut -c1-4)
+	# checkpatch-NNNN, or checkpatch-POSTING-NNNN for a patch in a subfolder.
+	sub=$(dirname "${p#"$pdir"/}")
+	[ "$sub" = . ] && sub= || sub=$sub-
+	name=checkpatch-$sub$(basename "$p" .patch | cut -c1-4)
 	plog=$LOGS/$name.log
 	# checkpatch's exit code is ignored: the report is parsed instead.
 	# UNKNOWN_COMMIT_ID: the base is a tarball with no upstream history,
@@ -83,7 +85,7 @@ for p in "$pdir"/[0-9][0-9][0-9][0-9]-*.patch; do
 		result "$name" ok
 	fi
 done
-[ "$n" -gt 0 ] || die "no [0-9][0-9][0-9][0-9]-*.patch in $pdir"
+[ "$n" -gt 0 ] || die "no patch in $pdir/series"
 
 if [ "$CHECK_FAILED" = 0 ]; then
 	echo "checkpatch: $n patches clean (--strict${spell:+ --codespell}, SPDX checked) in $(elapsed "$start")s"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The repository must agree with "git am patches/*.patch" (BASE=6.12:
-# backports/6.12/*.patch):
+# The repository must agree with "git am" of patches/series (BASE=6.12:
+# backports/6.12/series):
 #  - re-exporting the applied branch reproduces patches/ byte for byte;
 #  - every overlay file equals the applied tree's, and the overlay lists
 #    exactly the files the series touches.
@@ -15,16 +15,13 @@ git -C "$SRC_PATCHED" rev-parse -q --verify applied >/dev/null ||
 tmp=$BUILD/overlay-check
 rm -rf "$tmp"
 mkdir -p "$tmp"
-cp -a "$TOP/cover-letter.txt" "$tmp/" 2>/dev/null || true
-mkdir -p "$tmp/results"
-cp -a "$TOP/results/bench.md" "$tmp/results/" 2>/dev/null || true
 TOP_SAVE=$TOP
 "$TOP/scripts/export.sh" "$SRC_PATCHED" applied "$tmp" 2>/dev/null
 
 # The 6.12 backport has patches and a series file, no overlay.
 if [ "$BASE" != 7.3 ]; then
 	d=backports/$BASE
-	if ! diff -r -q -x cover-letter.txt -x README.md "$TOP/$d" "$tmp/$d" >"$LOGS/overlay-check.log" 2>&1; then
+	if ! diff -r -q -x cover-letter.txt -x cc.txt -x README.md "$TOP/$d" "$tmp/$d" >"$LOGS/overlay-check.log" 2>&1; then
 		cat "$LOGS/overlay-check.log" >&2
 		die "$d differs from a re-export of the applied series (run make export BASE=$BASE)"
 	fi
@@ -33,7 +30,7 @@ if [ "$BASE" != 7.3 ]; then
 fi
 
 bad=0
-if ! diff -r -q "$TOP_SAVE/patches" "$tmp/patches" >"$LOGS/overlay-check.log" 2>&1; then
+if ! diff -r -q -x cover-letter.txt -x cc.txt "$TOP_SAVE/patches" "$tmp/patches" >"$LOGS/overlay-check.log" 2>&1; then
 	echo "patches/ differs from a re-export of the applied series:" >&2
 	cat "$LOGS/overlay-check.log" >&2
 	bad=1

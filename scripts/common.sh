@@ -238,6 +238,18 @@ am_patch() {
 	fi
 }
 
+# series_patches DIR: the patches of DIR/series, in order, as paths (the
+# entries may name files in subfolders: one folder per posting).
+series_patches() {
+	local p
+	[ -f "$1/series" ] || die "no $1/series"
+	while IFS= read -r p; do
+		case $p in '' | '#'*) continue ;; esac
+		[ -f "$1/$p" ] || die "$1/series names a missing patch: $p"
+		echo "$1/$p"
+	done <"$1/series"
+}
+
 add_worktree() {
 	local dst rev donor
 	dst=$(readlink -m "$1")

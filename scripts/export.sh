@@ -2,16 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0
 # Regenerate patches/ and the overlay (every file the series touches, in its
 # final form) from the commits $BASE_TAG..$BRANCH of a kernel repository.
-# With BASE=6.12: regenerate backports/6.12/ (patches, series, cover letter
-# from backports/6.12/cover-letter.txt), with no overlay.
-# With RFC=large-tables: regenerate rfc/large-tables/ the same way from the
-# commits dev..rfc (the RFC series, which applies on top of patches/).
+# With BASE=6.12: regenerate backports/6.12/ the same way, with no overlay.
+# With RFC=large-tables: regenerate rfc/large-tables/ (one posting, no
+# subfolder) from the commits dev..rfc, which apply on top of patches/.
 #
 #   scripts/export.sh [REPO [BRANCH [OUTDIR]]]
 #
-# Defaults: build/linux (build/6.12/linux), branch "dev", the project top
-# (for 6.12, OUTDIR/backports/6.12 is written).  The output is stable:
-# exporting an unchanged branch changes no byte.
+# patches/ (and backports/6.12/) hold two postings, one folder each, for two
+# branches: avic/, the leading commits whose subject starts with "KVM: SVM:",
+# and irq-routing/, the rest.  Each folder has its cover letter
+# (0000-cover-letter.patch, made from the folder's cover-letter.txt, whose
+# first line is the subject; cc.txt adds Cc: addresses, one a line), its
+# patches and a series file; the top series file lists both, in order, for
+# one "git am" of the whole stack.
+#
+# Defaults: build/linux (build/6.12/linux), branch "dev" ("rfc" with RFC=),
+# the project top.  The output is stable: exporting an unchanged branch
+# changes no byte.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -19,61 +26,53 @@ repo=${1:-$SRC}
 RFC=${RFC:-}
 branch=${2:-$([ -n "$RFC" ] && echo rfc || echo dev)}
 out=${3:-$TOP}
-from=$BASE_TAG
 if [ -n "$RFC" ]; then
-	pdir=$out/rfc/$RFC
-	text=$TOP/rfc/$RFC/cover-letter.txt
-	bench=$TOP/results/bench-rfc.md
+	rel=rfc/$RFC
 	prefix="RFC PATCH"
-	from=dev
+	bench=$TOP/results/bench-rfc.md
 elif [ "$BASE" = 7.3 ]; then
-	pdir=$out/patches
-	text=$TOP/cover-letter.txt
+	rel=patches
+	prefix="PATCH v4"
 	bench=$TOP/results/bench.md
-	prefix="PATCH v3"
 else
-	pdir=$out/backports/$BASE
-	text=$TOP/backports/$BASE/cover-letter.txt
-	bench=$TOP/results/bench-$BASE.md
+	rel=backports/$BASE
 	prefix="PATCH $BASE"
+	bench=$TOP/results/bench-$BASE.md
 fi
+pdir=$out/$rel
 
 git -C "$repo" rev-parse -q --verify "$branch" >/dev/null ||
 	die "no branch $branch in $repo"
-# The RFC applies on top of the series, whose local commits say nothing to a reader.
-base=()
-[ -n "$RFC" ] || base=(--base="$(git -C "$repo" rev-parse "$BASE_TAG^{commit}")")
 tip=$(git -C "$repo" rev-parse "$branch")
-
-rm -rf "$pdir.tmp"
-mkdir -p "$pdir.tmp"
-git -C "$repo" -c core.abbrev=12 -c diff.noprefix=false -c diff.mnemonicPrefix=false \
-	-c format.signature= -c format.coverFromDescription=none \
-	format-patch -q --zero-commit --no-signature --cover-letter \
-	"${base[@]}" --subject-prefix="$prefix" -o "$pdir.tmp" "$from..$branch"
-
-# The cover letter: subject and text from cover-letter.txt (first line is the
-# subject), its date that of the tip commit, so that the output is stable.
-# To: the maintainers, Cc: the reviewers and lists, that the tree's
-# get_maintainer.pl names for the series (people in To: are not repeated).
-cover=$pdir.tmp/0000-cover-letter.patch
-date=$(git -C "$repo" log -1 --format=%aD "$tip")
 gm=("$repo/scripts/get_maintainer.pl" --no-git --no-git-fallback --no-rolestats --no-fixes)
-mapfile -t series < <(ls "$pdir".tmp/[0-9][0-9][0-9][0-9]-*.patch | grep -v '/0000-cover-letter.patch$')
-to=$(cd "$repo" && "${gm[@]}" --m --nor --nol "${series[@]}" | paste -sd '\t')
-cc=$(cd "$repo" && "${gm[@]}" --nom --r --l "${series[@]}" | paste -sd '\t')
-# A backport goes to the stable list too.
-[ "$BASE" = 7.3 ] || [ -n "$RFC" ] || cc+=$'\tstable@vger.kernel.org'
-# And the people get_maintainer.pl does not name: authors whose work the
-# series carries, the AMD IOMMU entry for the GA-log notifier's caller
-# (cover-cc.txt, one address a line, # comments).
-if [ "$BASE" = 7.3 ] && [ -z "$RFC" ] && [ -f "$TOP/cover-cc.txt" ]; then
-	while IFS= read -r a; do
-		case $a in '' | '#'*) continue ;; esac
-		cc+=$'\t'$a
-	done <"$TOP/cover-cc.txt"
-fi
-python3 - "$cover" "$text" "$date" "$bench" "$to" "$cc" <<'PY'
+
+# export_posting DIR FROM TO TEXT CC: format-patch FROM..TO into DIR, with
+# the cover letter's subject and text from TEXT and extra Cc: from CC.
+export_posting() {
+	local dir=$1 from=$2 to_rev=$3 text=$4 ccfile=$5 date to cc a
+	local -a series
+	rm -f "$dir"/[0-9][0-9][0-9][0-9]-*.patch "$dir/series"
+	mkdir -p "$dir"
+	git -C "$repo" -c core.abbrev=12 -c diff.noprefix=false -c diff.mnemonicPrefix=false \
+		-c format.signature= -c format.coverFromDescription=none \
+		format-patch -q --zero-commit --no-signature --cover-letter \
+		--subject-prefix="$prefix" -o "$dir" "$from..$to_rev"
+	# The cover letter's date: the newest author date of the posting.
+	date=$(git -C "$repo" log --format='%at%x09%aD' "$from..$to_rev" | sort -n | tail -n 1 | cut -f2)
+	mapfile -t series < <(ls "$dir"/[0-9][0-9][0-9][0-9]-*.patch | grep -v '/0000-cover-letter.patch$')
+	# To: the maintainers, Cc: the reviewers and lists, that the tree's
+	# get_maintainer.pl names (people in To: are not repeated); a backport
+	# goes to the stable list too; then CC's addresses.
+	to=$(cd "$repo" && "${gm[@]}" --m --nor --nol "${series[@]}" | paste -sd '\t')
+	cc=$(cd "$repo" && "${gm[@]}" --nom --r --l "${series[@]}" | paste -sd '\t')
+	[ "$BASE" = 7.3 ] || [ -n "$RFC" ] || cc+=$'\tstable@vger.kernel.org'
+	if [ -f "$ccfile" ]; then
+		while IFS= read -r a; do
+			case $a in '' | '#'*) continue ;; esac
+			cc+=$'\t'$a
+		done <"$ccfile"
+	fi
+	python3 - "$dir/0000-cover-letter.patch" "$text" "$date" "$bench" "$to" "$cc" <<'PY'
 import sys, os, re
 cover, text, date, bench, to, cc = sys.argv[1:7]
 s = open(cover).read()
@@ -95,19 +94,38 @@ if cc:
 s = re.sub(r"^(Subject: .*\n)", lambda m: m.group(1) + hdr, s, count=1, flags=re.M)
 open(cover, "w").write(s)
 PY
+	(cd "$dir" && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v "^0000-cover-letter.patch$") >"$dir/series"
+}
 
-(cd "$pdir.tmp" && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v "^0000-cover-letter.patch$") >"$pdir.tmp/series.new"
-mv "$pdir.tmp/series.new" "$pdir.tmp/series"
-if [ "$BASE" = 7.3 ] && [ -z "$RFC" ]; then
-	rm -rf "$pdir"
-	mv "$pdir.tmp" "$pdir"
-else
-	# backports/6.12/ and rfc/NAME/ also hold the cover letter's text and notes.
-	mkdir -p "$pdir"
-	rm -f "$pdir"/[0-9][0-9][0-9][0-9]-*.patch "$pdir/series"
-	mv "$pdir.tmp"/* "$pdir/"
-	rmdir "$pdir.tmp"
-	log "exported $(wc -l <"$pdir/series") patches from $branch to ${pdir#"$out"/}"
+if [ -n "$RFC" ]; then
+	export_posting "$pdir" dev "$branch" "$TOP/$rel/cover-letter.txt" /dev/null
+	log "exported $(wc -l <"$pdir/series") patches from $branch to $rel"
+	exit 0
+fi
+
+# The AVIC posting: the leading "KVM: SVM:" commits.
+mapfile -t commits < <(git -C "$repo" rev-list --reverse "$BASE_TAG..$branch")
+split=$BASE_TAG
+for c in "${commits[@]}"; do
+	case $(git -C "$repo" log -1 --format=%s "$c") in
+	"KVM: SVM: "*) split=$c ;;
+	*) break ;;
+	esac
+done
+[ "$split" != "$BASE_TAG" ] && [ "$split" != "$tip" ] ||
+	die "$BASE_TAG..$branch does not start with KVM: SVM: commits followed by others"
+
+rm -f "$pdir"/[0-9][0-9][0-9][0-9]-*.patch "$pdir/series"
+: >"$pdir/series.new"
+for posting in avic irq-routing; do
+	if [ $posting = avic ]; then range=("$BASE_TAG" "$split"); else range=("$split" "$tip"); fi
+	export_posting "$pdir/$posting" "${range[@]}" "$TOP/$rel/$posting/cover-letter.txt" \
+		"$TOP/$rel/$posting/cc.txt"
+	sed "s|^|$posting/|" "$pdir/$posting/series" >>"$pdir/series.new"
+done
+mv "$pdir/series.new" "$pdir/series"
+if [ "$BASE" != 7.3 ]; then
+	log "exported $(wc -l <"$pdir/series") patches from $branch to $rel"
 	exit 0
 fi
 

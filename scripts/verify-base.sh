@@ -22,7 +22,7 @@ dtar=$BUILD/dl/$DEBIAN_TAR
 vlog=$LOGS/verify-base.log
 : >"$vlog"
 
-touched=$(cat "$PATCHDIR"/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null |
+touched=$(series_patches "$PATCHDIR" | xargs cat 2>/dev/null |
 	  sed -n 's|^+++ b/||p; s|^--- a/||p' | sort -u)
 [ -n "$touched" ] || die "no patches to check"
 

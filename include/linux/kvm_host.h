@@ -698,8 +698,6 @@ struct kvm_irq_routing_table {
 	/* Room in entries[] and map[], for reuse by a later update. */
 	u32 max_entries;
 	u32 max_rt_entries;
-	/* get_state_synchronize_srcu() when it was replaced. */
-	unsigned long retired;
 	/*
 	 * Array indexed by gsi. Each entry contains list of irq chips
 	 * the gsi is connected to.

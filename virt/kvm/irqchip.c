@@ -169,19 +169,17 @@ static struct kvm_irq_routing_table *irq_routing_table_alloc(u32 nr,
 }
 
 /*
- * Keep @rt, which SRCU readers can no longer see, for the next update if it
+ * Once SRCU readers can no longer see @rt, keep it for the next update if it
  * fits the table of @nr entries and @nr_rt_entries GSIs just installed.
  */
 static void irq_routing_retire(struct kvm *kvm,
 			       struct kvm_irq_routing_table *rt, u32 nr,
 			       u32 nr_rt_entries)
 {
-	if (irq_routing_fits(rt, nr, nr_rt_entries)) {
-		WARN_ON_ONCE(IS_ENABLED(CONFIG_PROVE_RCU) &&
-			     !poll_state_synchronize_srcu(&kvm->irq_srcu,
-							  rt->retired));
+	synchronize_srcu_expedited(&kvm->irq_srcu);
+
+	if (irq_routing_fits(rt, nr, nr_rt_entries))
 		rt = xchg(&kvm->irq_routing_cache, rt);
-	}
 	free_irq_routing_table(rt);
 }
 
@@ -302,12 +300,9 @@ int kvm_set_irq_routing(struct kvm *kvm,
 	mutex_lock(&kvm->irq_lock);
 	old = rcu_dereference_protected(kvm->irq_routing, 1);
 	rcu_assign_pointer(kvm->irq_routing, new);
-	old->retired = get_state_synchronize_srcu(&kvm->irq_srcu);
 	kvm_irq_routing_update(kvm);
 	kvm_arch_irq_routing_update(kvm);
 	mutex_unlock(&kvm->irq_lock);
-
-	synchronize_srcu_expedited(&kvm->irq_srcu);
 
 	irq_routing_retire(kvm, old, nr, nr_rt_entries);
 	return 0;

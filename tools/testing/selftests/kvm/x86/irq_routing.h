@@ -18,6 +18,7 @@
 #endif
 #define FENCE_VEC	0x20		/* the lowest priority class */
 #define TIMEOUT_MS	10000
+#define FENCE_MS	60000		/* a debug kernel under TCG can be that slow */
 
 /* Poll @cond for up to TIMEOUT_MS; true if it became true. */
 #define WAIT_FOR(cond)								\
@@ -57,16 +58,56 @@ static void guest_code(void)
 	GUEST_DONE();
 }
 
+/* @vcpu, out of KVM_RUN: its state, and the vectors its guest took. */
+static void irq_vcpu_dump(struct kvm_vcpu *vcpu)
+{
+	u32 *count = addr_gva2hva(vcpu->vm, (gva_t)irq_count[vcpu->id]), v, off;
+	struct kvm_lapic_state apic;
+	struct kvm_vcpu_events ev;
+	struct kvm_mp_state mp;
+	struct kvm_regs regs;
+
+	vcpu_dump(stderr, vcpu, 2);
+	vcpu_regs_get(vcpu, &regs);
+	vcpu_events_get(vcpu, &ev);
+	vcpu_mp_state_get(vcpu, &mp);
+	vcpu_ioctl(vcpu, KVM_GET_LAPIC, &apic);
+	fprintf(stderr, "vCPU %u: mp_state %u, IF %u, shadow %u, irq injected %u (0x%x),",
+		vcpu->id, mp.mp_state, !!(regs.rflags & X86_EFLAGS_IF), ev.interrupt.shadow,
+		ev.interrupt.injected, ev.interrupt.nr);
+	fprintf(stderr, " NMI injected %u pending %u masked %u, exception injected %u pending %u",
+		ev.nmi.injected, ev.nmi.pending, ev.nmi.masked, ev.exception.injected,
+		ev.exception.pending);
+	fprintf(stderr, " (%u), PPR 0x%x:", ev.exception.nr, *(u32 *)&apic.regs[APIC_PROCPRI]);
+	for (v = 0; v < 256; v++) {
+		off = v / 32 * 16;
+		if (*(u32 *)&apic.regs[APIC_IRR + off] & BIT(v % 32))
+			fprintf(stderr, " IRR 0x%x", v);
+		if (*(u32 *)&apic.regs[APIC_ISR + off] & BIT(v % 32))
+			fprintf(stderr, " ISR 0x%x", v);
+		if (count[v])
+			fprintf(stderr, " 0x%x taken %u", v, count[v]);
+	}
+	fputc('\n', stderr);
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct kvm_vcpu *vcpu = arg;
 	struct ucall uc;
 	u64 cmd;
+	int r;
 
-	vcpu_run(vcpu);
+	/* Stay out of KVM_RUN while irq_fence_lost() sets immediate_exit. */
+	while ((r = __vcpu_run(vcpu)) && errno == EINTR)
+		while (READ_ONCE(vcpu->run->immediate_exit))
+			usleep(1000);
+	TEST_ASSERT(!r, KVM_IOCTL_ERROR(KVM_RUN, r));
 	cmd = get_ucall(vcpu, &uc);
 	if (cmd == UCALL_ABORT)
 		REPORT_GUEST_ASSERT(uc);
+	if (cmd != UCALL_DONE)
+		irq_vcpu_dump(vcpu);
 	TEST_ASSERT(cmd == UCALL_DONE, "vCPU %u: exit reason %s, ucall %lu", vcpu->id,
 		    exit_reason_str(vcpu->run->exit_reason), cmd);
 	return NULL;
@@ -203,6 +244,75 @@ static inline void irq_vm_start(struct irq_vm *g)
 }
 
 /*
+ * Wait up to FENCE_MS for *@c to reach @want, sleeping to leave the CPUs to the
+ * vCPUs; in *@gap, the longest time between two polls.
+ */
+static inline bool irq_wait_count(u32 *c, u32 want, s64 *gap)
+{
+	struct timespec start, prev, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (prev = start; READ_ONCE(*c) < want; prev = now) {
+		usleep(1000);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		*gap = max(*gap, timespec_to_ns(timespec_sub(now, prev)));
+		if (timespec_to_ns(timespec_sub(now, start)) > FENCE_MS * 1000000ll)
+			return READ_ONCE(*c) >= want;
+	}
+	return true;
+}
+
+/* SIGUSR1 only has to interrupt KVM_RUN. */
+static void irq_kick(int sig)
+{
+}
+
+/*
+ * vCPU @i did not take its fence: to tell a starved vCPU from a lost fence,
+ * print its stats and CPU time, kick it out of KVM_RUN to print its state,
+ * then see whether the fence comes once it runs again.
+ */
+static inline void irq_fence_lost(struct irq_vm *g, int i, u32 *c, u32 want, s64 gap)
+{
+	struct kvm_vcpu *vcpu = g->vcpus[i];
+	struct kvm_binary_stats *s = &vcpu->stats;
+	struct timespec cpu[2] = {};
+	struct kvm_stats_desc *d;
+	clockid_t clk;
+	u64 v;
+	u32 k;
+
+	if (!pthread_getcpuclockid(g->threads[i], &clk)) {
+		clock_gettime(clk, &cpu[0]);
+		sleep(1);
+		clock_gettime(clk, &cpu[1]);
+	}
+	fprintf(stderr, "vCPU %d: no fence in %d s, max poll gap %ld ms, thread CPU time %ld ms",
+		i, FENCE_MS / 1000, gap / 1000000, timespec_to_ns(cpu[1]) / 1000000);
+	fprintf(stderr, " (%ld ms in the last second), non-zero stats:",
+		timespec_to_ns(timespec_sub(cpu[1], cpu[0])) / 1000000);
+	if (s->fd >= 0 && !s->desc) {
+		read_stats_header(s->fd, &s->header);
+		s->desc = read_stats_descriptors(s->fd, &s->header);
+	}
+	for (k = 0; s->desc && k < s->header.num_desc; k++) {
+		d = get_stats_descriptor(s->desc, k, &s->header);
+		read_stat_data(s->fd, &s->header, d, &v, 1);
+		if (v && d->size == 1)
+			fprintf(stderr, " %s %lu", d->name, v);
+	}
+	fputc('\n', stderr);
+
+	signal(SIGUSR1, irq_kick);
+	WRITE_ONCE(vcpu->run->immediate_exit, 1);
+	pthread_kill(g->threads[i], SIGUSR1);
+	irq_vcpu_dump(vcpu);
+	WRITE_ONCE(vcpu->run->immediate_exit, 0);
+	TEST_FAIL("vCPU %d: fence %s", i, irq_wait_count(c, want, &gap) ?
+		  "late (taken after the kick)" : "lost (not taken after the kick either)");
+}
+
+/*
  * Wait until each vCPU took every interrupt pending for it: the fence is in the
  * lowest priority class, below NMI and every vector the tests route (>= 0x30).
  */
@@ -213,9 +323,11 @@ static inline void irq_vm_fence(struct irq_vm *g)
 	irq_vm_start(g);
 	for (i = 0; i < NR_VCPUS; i++) {
 		u32 *c = &g->count[i * 256 + FENCE_VEC], want = READ_ONCE(*c) + 1;
+		s64 gap = 0;
 
 		TEST_ASSERT_EQ(irq_msi(g->vm, i, FENCE_VEC), 1);
-		TEST_ASSERT(WAIT_FOR(READ_ONCE(*c) >= want), "vCPU %d never took the fence", i);
+		if (!irq_wait_count(c, want, &gap))
+			irq_fence_lost(g, i, c, want, gap);
 	}
 }
 
