@@ -378,6 +378,71 @@ TEST_F(rt, hv_sint_synic_later)
 	close(res.resamplefd);
 }
 
+/* The MSI route of @gsi at step @step, as the tests below set it, must deliver. */
+static void expect_msi(struct rt *t, u32 gsi, u32 step)
+{
+	u32 got = probe(t, gsi, VIA_LINE), want = HIT(gsi & 1, vec_of(gsi, step));
+
+	TEST_ASSERT(got == want, "step %u: GSI %u delivered 0x%x, expected 0x%x", step, gsi, got,
+		    want);
+}
+
+/*
+ * QEMU's table: GSIs 0-23 to the PIC and IOAPIC (40 routes), MSI routes from
+ * GSI 24 on, one more per update as MSI-X vectors are enabled.  More routes
+ * than GSIs, after a kept table with fewer (28 on GSIs 12-39: room for 39
+ * routes, 54 GSIs): a kept table must fit each count in its own array (KASAN).
+ */
+TEST_F_TIMEOUT(rt, qemu_layout_grow, 120)
+{
+	struct rt *t = &self->t;
+	u32 n, g;
+
+	for (n = 0; n < 2; n++) {
+		for (g = 12; g < 40; g++)
+			route_msi(t->r, g, 0, V1);
+		set(t);
+	}
+	for (n = 1; n <= 160; n++) {
+		for (g = 0; g < 24; g++) {
+			if (g < 16)	/* KVM_IRQCHIP_PIC_MASTER, KVM_IRQCHIP_PIC_SLAVE */
+				kvm_gsi_routing_irqchip_add(t->r, g, g / 8, g % 8);
+			kvm_gsi_routing_irqchip_add(t->r, g, KVM_IRQCHIP_IOAPIC, g);
+		}
+		for (g = 24; g < 24 + n; g++)
+			route_msi(t->r, g, g & 1, vec_of(g, n));
+		set(t);
+		expect_msi(t, 24, n);
+		expect_msi(t, 23 + n, n);
+	}
+	TEST_ASSERT_EQ(probe(t, 23, VIA_LINE), HIT(0, IOAPIC_VEC + 23));
+}
+
+/*
+ * Fewer routes, the same highest GSI, and back: entries[] follows the routes,
+ * map[] the GSIs.  The 4-route table, set twice to be kept, has no room for
+ * 4096 routes (else KASAN).  plain.memory_shrink_rule measures what is kept.
+ */
+TEST_F_TIMEOUT(rt, fewer_routes_same_top_gsi, 120)
+{
+	static const u32 nr[] = { KVM_MAX_IRQ_ROUTES, 4, 4, KVM_MAX_IRQ_ROUTES, 4 };
+	static const u32 few[] = { 0, 1000, 2000, KVM_MAX_IRQ_ROUTES - 1 };
+	struct rt *t = &self->t;
+	u32 s, i, g;
+
+	for (s = 0; s < ARRAY_SIZE(nr); s++) {
+		for (i = 0; i < nr[s]; i++) {
+			g = nr[s] == ARRAY_SIZE(few) ? few[i] : i;
+			route_msi(t->r, g, g & 1, vec_of(g, s));
+		}
+		set(t);
+		for (i = 0; i < ARRAY_SIZE(few); i++)
+			expect_msi(t, few[i], s);
+		if (nr[s] == ARRAY_SIZE(few))
+			TEST_ASSERT_EQ(probe(t, 3000, VIA_LINE), NONE);
+	}
+}
+
 /* memory_shrink_rule's memory cgroup, removed once the test's process is gone. */
 FIXTURE(plain) { char cg[PATH_MAX]; };
 FIXTURE_SETUP(plain) {}
@@ -389,13 +454,14 @@ FIXTURE_TEARDOWN_PARENT(plain)
 
 #define NR_MEM_VMS	16
 
-/* @n routes on every VM, twice (a table and a retired one); memory.current */
-static long set_n_routes(const char *cg, struct kvm_vm **vms, struct kvm_irq_routing *r, u32 n)
+/* @n routes spread on GSIs 0 to @top of every VM, twice (to retire one); memory.current */
+static long set_n_routes(const char *cg, struct kvm_vm **vms, struct kvm_irq_routing *r, u32 n,
+			 u32 top)
 {
 	int i;
 
 	for (r->nr = 0; r->nr < n;)
-		route_msi(r, r->nr, 0, V1);
+		route_msi(r, r->nr * top / (n - 1), 0, V1);
 	for (i = 0; i < 2 * NR_MEM_VMS; i++)
 		kvm_gsi_routing_set(vms[i / 2], r);
 	return cg_read_long(cg, "memory.current");
@@ -403,19 +469,24 @@ static long set_n_routes(const char *cg, struct kvm_vm **vms, struct kvm_irq_rou
 
 /*
  * A VM whose table shrank keeps no memory sized for the larger one (the
- * kernel's bound, not an ABI).  VMs in a memory cgroup get 24 routes, 4096,
- * then 24: shrunk, they may hold more than before by less than a quarter of
- * what the 4096-route tables took (a kept one is half of that).  On one CPU,
- * memory.current is off by one charge batch (64 pages) at most; skipped if
- * the tables took less than the entries userspace passed (about 12 batches).
+ * kernel's bound, not an ABI).  VMs in a memory cgroup get a few routes, 4096,
+ * then the few again: 24 on GSIs 0-23, then 4 up to GSI 4095, whose map[] is
+ * 32 KiB in base and after alike: only entries[] must shrink.  Shrunk, they may
+ * hold more than before by less than a quarter of what the 4096-route tables
+ * took (a kept one is half of that: 320 KiB of entries[] per VM, 5 MiB in all).
+ * On one CPU, memory.current is off by one charge batch (64 pages) at most;
+ * skipped if the tables took less than the entries userspace passed (3 MiB,
+ * 12 batches): the quarter is 3 batches or more.
  */
 TEST_F_TIMEOUT(plain, memory_shrink_rule, 120)
 {
+	static const u32 few[][2] = { { 24, 23 }, { 4, 4095 } };	/* routes, top GSI */
 	struct kvm_vm *vms[NR_MEM_VMS];
 	struct kvm_irq_routing *r;
 	long base, big, after;
 	char root[PATH_MAX], *cg = self->cg;
-	int i;
+	bool low = false;
+	int i, s;
 
 	if (!kvm_has_in_kernel_ioapic())
 		SKIP(return, "no in-kernel IOAPIC and PIC (CONFIG_KVM_IOAPIC=n)");
@@ -431,19 +502,22 @@ TEST_F_TIMEOUT(plain, memory_shrink_rule, 120)
 		vms[i] = vm_create_barebones();
 		TEST_ASSERT_EQ(__vm_ioctl(vms[i], KVM_CREATE_IRQCHIP, NULL), 0);
 	}
-	base = set_n_routes(cg, vms, r, 24);
-	big = set_n_routes(cg, vms, r, KVM_MAX_IRQ_ROUTES);
-	after = set_n_routes(cg, vms, r, 24);
+	for (s = 0; s < ARRAY_SIZE(few) && !low; s++) {
+		base = set_n_routes(cg, vms, r, few[s][0], few[s][1]);
+		big = set_n_routes(cg, vms, r, KVM_MAX_IRQ_ROUTES, KVM_MAX_IRQ_ROUTES - 1);
+		after = set_n_routes(cg, vms, r, few[s][0], few[s][1]);
+		low = big - base < (long)(NR_MEM_VMS * KVM_MAX_IRQ_ROUTES * sizeof(r->entries[0]));
+		TEST_ASSERT(low || (after - base) * 4 < big - base,
+			    "per VM: 4096 routes took %ld KiB, %u up to GSI %u keep %ld KiB of them",
+			    (big - base) / NR_MEM_VMS / 1024, few[s][0], few[s][1],
+			    (after - base) / NR_MEM_VMS / 1024);
+	}
 	for (i = 0; i < NR_MEM_VMS; i++)
 		kvm_vm_free(vms[i]);
-	if (big - base < (long)(NR_MEM_VMS * KVM_MAX_IRQ_ROUTES * sizeof(r->entries[0])))
-		SKIP(goto out, "memory.current saw %ld KiB per VM, less than the routing tables",
-		     (big - base) / NR_MEM_VMS / 1024);
-	TEST_ASSERT((after - base) * 4 < big - base,
-		    "per VM: 4096 routes took %ld KiB, shrunk to 24 it keeps %ld KiB of them",
-		    (big - base) / NR_MEM_VMS / 1024, (after - base) / NR_MEM_VMS / 1024);
-out:
 	free(r);
+	if (low)
+		SKIP(return, "memory.current saw %ld KiB per VM, less than the routing tables",
+		     (big - base) / NR_MEM_VMS / 1024);
 }
 
 /* Split irqchip: IOAPIC EOI exits come from a scan of the MSI routes. */
