@@ -115,6 +115,7 @@ done
 [ "$split" != "$BASE_TAG" ] && [ "$split" != "$tip" ] ||
 	die "$BASE_TAG..$branch does not start with KVM: SVM: commits followed by others"
 
+mkdir -p "$pdir"
 rm -f "$pdir"/[0-9][0-9][0-9][0-9]-*.patch "$pdir/series"
 : >"$pdir/series.new"
 for posting in avic irq-routing; do
