@@ -118,12 +118,11 @@ void kvm_free_irq_routing(struct kvm *kvm)
 /*
  * Room for @n elements, a quarter more and 4, so that a table growing by one
  * entry per update, as when a VMM enables MSI-X vectors one by one, is rebuilt
- * in the cached table on most updates; at most KVM_MAX_IRQ_ROUTES, never
- * less than @n.
+ * in the cached table on most updates; at most KVM_MAX_IRQ_ROUTES.
  */
 static u32 irq_routing_room(u32 n)
 {
-	return min(n + n / 4 + 4, max(n, KVM_MAX_IRQ_ROUTES));
+	return min(n + n / 4 + 4, KVM_MAX_IRQ_ROUTES);
 }
 
 /*

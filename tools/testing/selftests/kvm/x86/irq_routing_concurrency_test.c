@@ -123,15 +123,23 @@ static u32 arrived(struct ctx *c, int way)
 /* Wait for the injection, then fence: a duplicate would have arrived too. */
 static void wait_exactly(struct ctx *c, int way, u32 want)
 {
+	u64 u, h;
+
 	TEST_ASSERT(WAIT_FOR(arrived(c, way) >= want),
 		    "injection %u by way %d lost, %lu updates so far", want, way, c->updates);
 	__atomic_store_n(&c->pause, true, __ATOMIC_SEQ_CST);
 	TEST_ASSERT(WAIT_FOR(__atomic_load_n(&c->paused, __ATOMIC_SEQ_CST) == 2),
 		    "the hammers did not pause");
 	irq_vm_fence(&c->g);
-	__atomic_store_n(&c->pause, false, __ATOMIC_SEQ_CST);
 	TEST_ASSERT(arrived(c, way) == want, "way %d: %u sent, %u arrived", way, want,
 		    arrived(c, way));
+	u = __atomic_load_n(&c->updates, __ATOMIC_SEQ_CST);
+	h = __atomic_load_n(&c->hammers, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&c->pause, false, __ATOMIC_SEQ_CST);
+	/* The next injection must race with updates and hammers again. */
+	TEST_ASSERT(WAIT_FOR(__atomic_load_n(&c->updates, __ATOMIC_SEQ_CST) >= u + 2 &&
+			     __atomic_load_n(&c->hammers, __ATOMIC_SEQ_CST) >= h + 2),
+		    "the updaters or hammers did not resume");
 }
 
 TEST_F_TIMEOUT(plain, two_updaters_vs_readers, 240)
