@@ -85,7 +85,7 @@ s = s.replace("*** SUBJECT HERE ***", subject.strip())
 s = s.replace("*** BLURB HERE ***", blurb)
 s = re.sub(r"^Date: .*$", "Date: " + date, s, count=1, flags=re.M)
 to = [a for a in to.split("\t") if a]
-cc = [a for a in cc.split("\t") if a and a not in to]
+cc = [a for a in dict.fromkeys(cc.split("\t")) if a and a not in to]
 hdr = ""
 if to:
     hdr += "To: " + ",\n    ".join(to) + "\n"
