@@ -38,7 +38,8 @@ git checkout -q -B applied "$BASE_TAG"
 git reset -q --hard "$BASE_TAG"
 
 n=0
-mapfile -t patches < <(series_patches "$PATCHDIR")
+list=$(series_patches "$PATCHDIR") || exit 1
+mapfile -t patches <<<"$list"
 for p in "${patches[@]}"; do
 	am_patch "$p" "$LOGS/apply.log"
 	n=$((n + 1))

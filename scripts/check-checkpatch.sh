@@ -48,7 +48,8 @@ files_ok() {
 
 start=$(date +%s)
 n=0
-mapfile -t patches < <(series_patches "$pdir")
+list=$(series_patches "$pdir") || exit 1
+mapfile -t patches <<<"$list"
 for p in "${patches[@]}"; do
 	n=$((n + 1))
 	# checkpatch-NNNN, or checkpatch-POSTING-NNNN for a patch in a subfolder.
