@@ -16,7 +16,10 @@ tmp=$BUILD/overlay-check
 rm -rf "$tmp"
 mkdir -p "$tmp"
 TOP_SAVE=$TOP
-"$TOP/scripts/export.sh" "$SRC_PATCHED" applied "$tmp" 2>/dev/null
+"$TOP/scripts/export.sh" "$SRC_PATCHED" applied "$tmp" >"$LOGS/overlay-export.log" 2>&1 || {
+	cat "$LOGS/overlay-export.log" >&2
+	die "cannot re-export the applied series (log: $LOGS/overlay-export.log)"
+}
 
 # The 6.12 backport has patches and a series file, no overlay.
 if [ "$BASE" != 7.3 ]; then

@@ -10,7 +10,7 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 pdir=$TOP/rfc/${1:-large-tables}
-[ -f "$pdir/series" ] || die "no $pdir/series"
+list=$(series_patches "$pdir") || exit 1
 git -C "$SRC" rev-parse -q --verify applied >/dev/null || "$TOP/scripts/apply.sh"
 
 exec 9>"$BUILD/.kernel-build.lock"
@@ -23,8 +23,9 @@ git am --abort >/dev/null 2>&1 || true
 git checkout -q -B rfc-applied applied
 git reset -q --hard applied
 n=0
-while read -r p; do
-	am_patch "$pdir/$p" "$LOGS/rfc-apply.log"
+mapfile -t patches <<<"$list"
+for p in "${patches[@]}"; do
+	am_patch "$p" "$LOGS/rfc-apply.log"
 	n=$((n + 1))
-done <"$pdir/series"
+done
 log "applied $n RFC patches onto applied in $SRC_RFC (branch rfc-applied)"
