@@ -12,7 +12,7 @@ S := scripts
 help:
 	@echo "make check        the test command: apply, build, boot, judge (CI runs this)"
 	@echo "BASE=6.12         with check, bench, export: the 6.12 LTS backport (backports/6.12/)"
-	@echo "make check-full   the same with the long forms (fuzz cases, all cross builds)"
+	@echo "make check-full   the same with the long forms (all cross builds)"
 	@echo "make bench        A/B benchmark, base vs patched, QEMU TCG -icount"
 	@echo "make bench-series [PREFIXES=\"4 5\"]  per-patch numbers: the perf matrix after each patch N"
 	@echo "make boot         build and boot the patched kernel running all tests"

@@ -31,7 +31,6 @@
 #   routes {1,64,512,1024,2048,4096} x mode {full,churn,same}
 #   grow to 4096 routes (one pass: 4096 updates of 1..4096 routes; total_us)
 #   4096 routes with 1024 irqfds, full and churn
-#   --inject: 512 routes, 64 irqfds, 2 vCPUs, churn (fails on a lost interrupt)
 #   allocations per update (full, same x 100, 512, 4096 routes) when the kernel has
 #   kmem trace events; skipped otherwise (configs/kvm.config has no tracing)
 #   memory kept per VM (memory.current of the test's cgroup, 16 VMs): empty,

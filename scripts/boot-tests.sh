@@ -8,16 +8,13 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 list=${1:-$TOP/tests/check.list}
-FUZZ_SEED=${FUZZ_SEED:-1}
-FUZZ_CASES=${FUZZ_CASES:-20000}
 
 # shellcheck disable=SC2086
 install_deps $PKGS_KBUILD $PKGS_BOOT
 "$TOP/scripts/apply.sh"
 "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$BUILD/obj-patched" "$TOP/configs/kvm.config" >/dev/null
 "$TOP/scripts/build-selftests.sh" "$SRC_PATCHED" "$BUILD/st-patched" >/dev/null
-sed "s/@FUZZ_SEED@/$FUZZ_SEED/; s/@FUZZ_CASES@/$FUZZ_CASES/" "$list" >"$BUILD/boot.list"
-"$TOP/scripts/mkinitrd.sh" "$BUILD/boot.cpio.gz" "$BUILD/boot.list" "$BUILD/st-patched" >/dev/null
+"$TOP/scripts/mkinitrd.sh" "$BUILD/boot.cpio.gz" "$list" "$BUILD/st-patched" >/dev/null
 console=$LOGS/console-boot.log
 rc=0
 "$TOP/scripts/boot.sh" "$BUILD/obj-patched/arch/x86/boot/bzImage" "$BUILD/boot.cpio.gz" \

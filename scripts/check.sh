@@ -10,11 +10,10 @@
 #   kvm-debug.config (KASAN, lockdep, PROVE_RCU, kmemleak, failslab,
 #   -Werror), selftests, selftests on the host /dev/kvm (reported
 #   separately), a boot of the patched debug kernel running tests/debug.list,
-#   a boot of the base debug kernel running our tests of it, the differential
-#   fuzz comparison, and static checks (checkpatch, sparse, W=1, every prefix
-#   builds, a cross build).  --full adds the normal kernels running
-#   tests/check.list (the long forms) and their fuzz comparison, and the long
-#   forms of the static checks.
+#   a boot of the base debug kernel running our tests of it, and static
+#   checks (checkpatch, sparse, W=1, every prefix builds, a cross build).
+#   --full adds the normal kernels running tests/check.list (the long forms)
+#   and the long forms of the static checks.
 # BASE=6.12 runs the same against the 6.12 LTS base and backports/6.12/
 # (with the 7.3 tree's selftests).  BASE=6.12 --smoke, which the default
 # make check ends with, is the short form: apply backports/6.12/ and build
@@ -30,9 +29,6 @@ case ${1:-} in
 --smoke) SMOKE=1 ;;
 esac
 [ $SMOKE = 0 ] || [ "$BASE" != 7.3 ] || die "--smoke is for BASE=6.12"
-FUZZ_CASES=${FUZZ_CASES:-20000}
-[ $FULL = 1 ] && FUZZ_CASES=${FUZZ_CASES_FULL:-200000}
-FUZZ_SEED=${FUZZ_SEED:-$(date -u +%Y%m%d)}
 
 pass=0 fail=0 skip=0
 failed=()
@@ -192,10 +188,6 @@ if [ -c /dev/kvm ] && [ "$BASE" = 7.3 ]; then
 	fi
 fi
 
-# mklist LIST OUT: a test list with the run's fuzz seed and case count.
-mklist() {
-	sed "s/@FUZZ_SEED@/$FUZZ_SEED/; s/@FUZZ_CASES@/$FUZZ_CASES/" "$1" >"$2"
-}
 # ours LIST [PATTERN]: the tests of a list named by PATTERN (default: our
 # own tests), for irqroute.only=.  The base kernels run only these: the
 # upstream ones (irqfd_test & co.) say nothing about the series there, and
@@ -205,14 +197,13 @@ ours() {
 }
 
 # Debug kernels: the patched one runs tests/debug.list (then a kmemleak
-# scan), the base one our correctness tests of it (irq_routing*), with the
-# same fuzz seed, for the differential comparison.  Not the perf tests:
+# scan), the base one our correctness tests of it (irq_routing*), which
+# must pass without the series too.  Not the perf tests:
 # under KASAN and kmemleak the base's allocation per entry makes them cost
 # 150 s there (measured in a cold run), and "make bench" measures the base.
 # ab_boots NAME LIST PATCHED_OBJDIR BASE_OBJDIR BASE_TESTS TIMEOUT: boot the
 # patched kernel running LIST (checks "NAME:", console-NAME.log), the base
-# kernel running the tests BASE_TESTS of it ("base-NAME:"), and compare
-# their fuzz hashes ("fuzz-differential-NAME").
+# kernel running the tests BASE_TESTS of it ("base-NAME:").
 ab_boots() {
 	local name=$1 list=$2 pobj=$3 bobj=$4 only=$5 timeout=$6
 	local initrd=$BUILD/$name.cpio.gz p=$LOGS/console-$name.log b=$LOGS/console-base-$name.log
@@ -222,11 +213,9 @@ ab_boots() {
 	APPEND="irqroute.only=$only" \
 	"$TOP/scripts/boot.sh" "$bobj/arch/x86/boot/bzImage" "$initrd" "$b" "$timeout"
 	count_boot "base-$name:" "$b"
-	step "fuzz-differential-$name" "$TOP/scripts/fuzz-compare.sh" "$b" "$p"
 }
 
-dlist=$BUILD/debug.list
-FUZZ_CASES=${FUZZ_CASES_DEBUG:-1000} mklist "$TOP/tests/debug.list" "$dlist"
+dlist=$TOP/tests/debug.list
 ab_boots debug "$dlist" "$OBJ_PATCHED" "$OBJ_BASE" "$(ours "$dlist" irq_routing)" \
 	"${DEBUG_BOOT_TIMEOUT:-2400}"
 
@@ -252,14 +241,13 @@ rfc_checks() {
 # make check-full: the normal kernels too (what "make bench" measures), the
 # base from nothing and the patched one from its objects, running
 # tests/check.list (the long forms, and upstream tests about memslots and
-# vCPU limits) and a larger differential fuzz.
+# vCPU limits).
 if [ $FULL = 1 ] && [ "$BASE" = 7.3 ]; then
 	KCONF=("$TOP/configs/kvm.config")
 	step kernel-base "$TOP/scripts/build-kernel.sh" "$SRC_BASE" "$BUILD/obj-base" "${KCONF[@]}"
 	SEED_FROM=$BUILD/obj-base \
 	step kernel-patched "$TOP/scripts/build-kernel.sh" "$SRC_PATCHED" "$BUILD/obj-patched" "${KCONF[@]}"
-	list=$BUILD/check.list
-	mklist "$TOP/tests/check.list" "$list"
+	list=$TOP/tests/check.list
 	ab_boots full "$list" "$BUILD/obj-patched" "$BUILD/obj-base" "$(ours "$list")" \
 		"${BOOT_TIMEOUT:-1500}"
 fi

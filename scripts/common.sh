@@ -309,5 +309,4 @@ bench_cells() {
 	for m in full churn; do
 		echo "$m-r4096-f1024 $p -r 4096 -f 1024 -m $m -i ${it[4096]}"
 	done
-	echo "inject-churn-r512-f64-v2 $p -r 512 -f 64 -v 2 --inject -m churn -i ${it[512]}"
 }

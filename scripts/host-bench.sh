@@ -10,8 +10,8 @@
 # then "make host-compare A=results/host-BASE.json B=results/host-PATCHED.json".
 # Every cell runs HOST_REPEAT times, the repeats interleaved (all cells, then
 # all cells again: a slow drift of the machine spreads over every cell), each
-# run pinned with taskset to one CPU (all its threads: in the inject cell the
-# vCPU and injector threads share it, as in make bench's one-CPU guest).
+# run pinned with taskset to one CPU (all its threads, as in make bench's
+# one-CPU guest).
 # scripts/host-report.py takes per cell the median over the runs of every
 # value of the test's summary line, and the spread of us/update, and writes
 # HOST_OUT/host-$(uname -r).{json,md}; the table goes to stdout.
@@ -94,8 +94,8 @@ matrix=$RAW/matrix.list
 	bench_cells SITERS "$SEED"
 } >"$matrix"
 if [ "$SHORT" = 1 ]; then
-	# A change, no change, growth, irqfds, delivery during updates.
-	sed -i -E '/^#|^(full|same)-r512 |^grow-r4096 |^full-r4096-f1024 |^inject-/!d' "$matrix"
+	# A change, no change, growth, irqfds.
+	sed -i -E '/^#|^(full|same)-r512 |^grow-r4096 |^full-r4096-f1024 /!d' "$matrix"
 fi
 mapfile -t cells < <(grep -v '^#' "$matrix")
 

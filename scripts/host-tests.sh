@@ -52,10 +52,8 @@ fi
 # in the guests.
 run irq_routing_delivery "$dir/irq_routing_delivery_test" -T split_irqchip_same_table_after_x2apic_api
 run irq_routing_concurrency "$dir/irq_routing_concurrency_test"
-run irq_routing_fuzz "$dir/irq_routing_errno_test" --fuzz-seed "${FUZZ_SEED:-1}" --fuzz-cases 20000
 run perf_full_512 "$dir/irq_routing_perf_test" -r 512 -i 2000 -m full
 run perf_grow_1024 "$dir/irq_routing_perf_test" -r 1024 -m grow
-run perf_inject "$dir/irq_routing_perf_test" -r 512 -i 2000 -m churn -f 64 -v 2 --inject
 run irqfd_test "$dir/irqfd_test"
 # Not set_memory_region_test: on this workplace's host (a PVM backend), its
 # MMIO-during-vectoring case gets KVM_EXIT_SHUTDOWN where it asserts

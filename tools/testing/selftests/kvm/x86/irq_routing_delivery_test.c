@@ -70,7 +70,7 @@ static u32 since(struct rt *t)
 	u32 last = 0, n;
 
 	irq_vm_fence(&t->g);
-	n = irq_taken(t->g.count, t->snap, NR_VCPUS, 0, 255, &last);
+	n = irq_taken(t->g.count, t->snap, 0, 255, &last);
 	return n > 1 ? MULTI : n ? HIT(last / 256, last % 256) : NONE;
 }
 
@@ -356,28 +356,6 @@ TEST_F(rt, resample_across_route_change)
 	close(res.resamplefd);
 }
 
-/* The same table set again after SynIC is enabled must map the SINT to its GSI. */
-TEST_F(rt, hv_sint_synic_later)
-{
-	struct rt *t = &self->t;
-	struct kvm_irqfd res;
-
-	if (!kvm_has_cap(KVM_CAP_HYPERV_SYNIC))
-		SKIP(return, "no KVM_CAP_HYPERV_SYNIC");
-	route_sint(t->r, GSI + 1, 0, 1);
-	kvm_gsi_routing_set(t->g.vm, t->r);
-	enable_synic(t);
-	set(t);
-	mark(t);
-	res = irq_resampler(t->g.vm, GSI + 1);
-	TEST_ASSERT(!eventfd_write(res.fd, 1), "eventfd_write() failed");
-	TEST_ASSERT(irq_resamples(&res, TIMEOUT_MS) == 1,
-		    "EOI of the SINT vector did not resample: SINT not mapped to its GSI");
-	TEST_ASSERT_EQ(since(t), HIT(0, V1));
-	close(res.fd);
-	close(res.resamplefd);
-}
-
 /* The MSI route of @gsi at step @step, as the tests below set it, must deliver. */
 static void expect_msi(struct rt *t, u32 gsi, u32 step)
 {
@@ -591,117 +569,6 @@ TEST_F(plain, split_irqchip_same_table_after_x2apic_api)
 		    "no EOI exit: the same table set again did not rescan the IOAPIC routes");
 	kvm_vm_free(vm);
 	free(r);
-}
-
-/*
- * Xen: shared_info holds vCPU N's vcpu_info in slot N, then evtchn_pending.
- * The vCPUs never run: KVM marks events pending in guest memory.
- */
-#define XEN_HYPERCALL_MSR	0x40000000	/* as xen_shinfo_test */
-#define XEN_GPA		0xc0000000ull
-#define XGSI		60		/* the kept irqfd's */
-enum { PA = 15, PB = 66, P0 = 130, P1 = 200 };
-
-struct xen_shinfo {
-	struct { u8 upcall_pending, upcall_mask, pad0[6]; u64 pending_sel, pad[6]; } vcpu[32];
-	u64 pending[64];
-};
-
-struct xen { struct kvm_vm *vm; struct xen_shinfo *s; struct kvm_irq_routing *r; int efd; };
-
-static void xen_vcpu_add(struct kvm_vm *vm, u32 id)
-{
-	struct kvm_xen_vcpu_attr vi = { .type = KVM_XEN_VCPU_ATTR_TYPE_VCPU_INFO,
-					.u.gpa = XEN_GPA + id * 64 };
-	struct kvm_vcpu *vcpu = vm_vcpu_add(vm, id, guest_code);
-
-	vcpu_ioctl(vcpu, KVM_XEN_VCPU_SET_ATTR, &vi);
-}
-
-/* XGSI to @port on vCPU @vcpu, XGSI + 1 and + 2 to P0 on vCPU 0 and P1 on vCPU 1. */
-static void xen_set(struct xen *x, u32 vcpu, u32 port)
-{
-	const u32 rt[3][2] = { { vcpu, port }, { 0, P0 }, { 1, P1 } };
-	int i;
-
-	for (i = 0; i < 3; i++)
-		x->r->entries[i] = (struct kvm_irq_routing_entry){ .gsi = XGSI + i,
-			.type = KVM_IRQ_ROUTING_XEN_EVTCHN, .u.xen_evtchn = { .vcpu = rt[i][0],
-			.port = rt[i][1], .priority = KVM_IRQ_ROUTING_XEN_EVTCHN_PRIO_2LEVEL } };
-	x->r->nr = 3;
-	kvm_gsi_routing_set(x->vm, x->r);
-}
-
-/*
- * Signal the kept irqfd (on XGSI) and a new one: @port alone must then be
- * pending, flagged in vCPU @vcpu's vcpu_info alone (nothing if @vcpu < 0).
- */
-static void xen_expect(struct xen *x, u32 gsi, int vcpu, u32 port, const char *what)
-{
-	struct xen_shinfo want = {};
-	int old;
-
-	if (vcpu >= 0) {
-		want.pending[port / 64] = BIT_ULL(port % 64);
-		want.vcpu[vcpu].upcall_pending = 1;
-		want.vcpu[vcpu].pending_sel = BIT_ULL(port / 64);
-	}
-	for (old = 0; old <= (gsi == XGSI); old++) {
-		irqfd_signal(x->vm, gsi, old ? x->efd : kvm_new_eventfd(), old);
-		TEST_ASSERT(!memcmp(x->s, &want, sizeof(want)),
-			    "%s: GSI %u via %s irqfd: pending_sel %lx %lx, want port %u on vCPU %d",
-			    what, gsi, old ? "old" : "new", x->s->vcpu[0].pending_sel,
-			    x->s->vcpu[1].pending_sel, port, vcpu);
-		memset(x->s, 0, sizeof(*x->s));
-	}
-}
-
-/*
- * Xen routes may name a vCPU created later (as on live migration).  The kept
- * irqfd's route must follow every change of vCPU or port, also between two
- * that do not exist (to vCPU 2, never created, then vCPU 1 is).  The first two
- * tables leave routes to vCPU 0 in the memory that the next ones reuse.
- */
-TEST_F(plain, xen_evtchn_vcpu_later)
-{
-	static const u32 steps[][2] = { { 1, PA }, { 0, PA }, { 0, PB }, { 1, PB } };
-	const u32 need = KVM_XEN_HVM_CONFIG_SHARED_INFO | KVM_XEN_HVM_CONFIG_EVTCHN_2LEVEL;
-	struct kvm_xen_hvm_config hvmc = { .msr = XEN_HYPERCALL_MSR };
-	struct kvm_xen_hvm_attr lm = { .type = KVM_XEN_ATTR_TYPE_LONG_MODE, .u.long_mode = 1 };
-	struct kvm_xen_hvm_attr sh = { .type = KVM_XEN_ATTR_TYPE_SHARED_INFO,
-				       .u.shared_info.gfn = XEN_GPA / PAGE_SIZE };
-	struct xen x = {};
-	int i;
-
-	if ((kvm_check_cap(KVM_CAP_XEN_HVM) & need) != need)
-		SKIP(return, "no Xen shared_info and event channel routes (KVM_CAP_XEN_HVM)");
-	x.r = kvm_gsi_routing_create();
-	x.vm = vm_create(NR_VCPUS);
-	vm_userspace_mem_region_add(x.vm, VM_MEM_SRC_ANONYMOUS, XEN_GPA, 10, 1, 0);
-	x.s = addr_gpa2hva(x.vm, XEN_GPA);
-	vm_ioctl(x.vm, KVM_XEN_HVM_CONFIG, &hvmc);
-	vm_ioctl(x.vm, KVM_XEN_HVM_SET_ATTR, &lm);
-	vm_ioctl(x.vm, KVM_XEN_HVM_SET_ATTR, &sh);
-	xen_vcpu_add(x.vm, 0);
-	for (i = 0; i < 3; i++)
-		xen_set(&x, i == 2, PA);	/* vCPU 0, vCPU 0, vCPU 1 */
-	x.efd = kvm_new_eventfd();
-	kvm_assign_irqfd(x.vm, XGSI, x.efd);
-	xen_expect(&x, XGSI, -1, 0, "vCPU 1 not created");
-	xen_expect(&x, XGSI + 1, 0, P0, "vCPU 0");
-	xen_expect(&x, XGSI + 2, -1, 0, "vCPU 1 not created");
-	xen_set(&x, 2, PA);
-	xen_expect(&x, XGSI, -1, 0, "vCPU 2, vCPU 1 not created");
-	xen_vcpu_add(x.vm, 1);
-	xen_expect(&x, XGSI, -1, 0, "vCPU 2, vCPU 1 created");
-	xen_expect(&x, XGSI + 2, 1, P1, "vCPU 1 created after its route");
-	for (i = 0; i < ARRAY_SIZE(steps); i++) {
-		xen_set(&x, steps[i][0], steps[i][1]);
-		xen_expect(&x, XGSI, steps[i][0], steps[i][1], "vCPU or port changed");
-	}
-	close(x.efd);
-	kvm_vm_free(x.vm);
-	free(x.r);
 }
 
 int main(int argc, char **argv)

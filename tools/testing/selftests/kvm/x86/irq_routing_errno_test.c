@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The errno of KVM_SET_GSI_ROUTING for each kind of table, and after a refused
- * table the previous one still in force.  With --fuzz-seed S --fuzz-cases N:
- * random tables instead, and a hash of every errno and probe status printed,
- * to compare between two kernels.
+ * table the previous one still in force.
  */
 #include <sys/mman.h>
 
@@ -169,93 +167,8 @@ CASE(x2apic_ids_same_table) {
 	.x2apic_ids_after_set = true };
 CASE(efault) { .e = { MSI_E(GSI), MSI_E(GSI + 1) }, .err = EFAULT, .efault = true };
 
-/*
- * Fuzz: random tables (0-128 entries, 1 in 16 up to 4096, on distinct GSIs;
- * one in four with one entry spoiled), then KVM_IRQ_LINE_STATUS on probe GSIs.
- * A refused table must leave every probe routed (>= 0) or not as before.
- */
-#define FNV(h, v)	(((h) ^ (u64)(s64)(v)) * 0x100000001b3ull)	/* FNV-1a, by word */
-
-static void fuzz_entry(struct kvm_random_state *rs, struct kvm_irq_routing *r, u32 gsi)
-{
-	u32 k = kvm_random_u32(rs) % 8;
-
-	if (k < 5)
-		kvm_gsi_routing_msi_add(r, gsi, MSI_ADDR | (k & 1) << 12, 0, 0x30 + gsi % 0xc0);
-	else
-		kvm_gsi_routing_irqchip_add(r, gsi, k - 5, kvm_random_u32(rs) % (k == 7 ? 24 : 8));
-}
-
-/* One case in four: a bad type, flags or pin, or entry 0's GSI, on one entry. */
-static void fuzz_spoil(struct kvm_random_state *rs, struct kvm_irq_routing *r)
-{
-	struct kvm_irq_routing_entry *e;
-	u32 k;
-
-	if (!r->nr || kvm_random_u32(rs) % 4)
-		return;
-	e = &r->entries[kvm_random_u32(rs) % r->nr];
-	k = kvm_random_u32(rs) % 4;
-	if (k == 0)
-		e->type = 0xff;
-	else if (k == 1)
-		e->flags = 4;
-	else if (k == 2)
-		e->u.irqchip.pin = 24;
-	else
-		e->gsi = r->entries[0].gsi;
-}
-
-static const u32 probes[] = { 0, 3, 16, 24, 100, KVM_MAX_IRQ_ROUTES - 1 };
-
-static void fuzz(u32 seed, u32 cases)
-{
-	struct kvm_random_state rs = new_kvm_random_state(seed);
-	struct kvm_irq_routing *r = kvm_gsi_routing_create();
-	u64 hash = 0xcbf29ce484222325ull;
-	int st[ARRAY_SIZE(probes)], err, s;
-	u32 c, i, n, span, bad = 0;
-	struct kvm_vcpu *vcpus[2];
-	struct kvm_vm *vm;
-
-	ksft_print_header();
-	if (!kvm_has_in_kernel_ioapic())
-		ksft_exit_skip("no in-kernel IOAPIC (CONFIG_KVM_IOAPIC=n)\n");
-	ksft_set_plan(1);
-	vm = vm_create_with_vcpus(2, NULL, vcpus);
-	for (i = 0; i < ARRAY_SIZE(probes); i++)
-		st[i] = probe_status(vm, probes[i]);
-	for (c = 0; c < cases; c++) {
-		n = kvm_random_u32(&rs) % 16 ? kvm_random_u32(&rs) % 129 :
-					       kvm_random_u32(&rs) % (KVM_MAX_IRQ_ROUTES + 1);
-		span = n < 128 ? 2 * n + 26 : KVM_MAX_IRQ_ROUTES;
-		for (r->nr = 0, i = 0; i < n; i++)
-			fuzz_entry(&rs, r, (i * 7919 + c) % span);
-		fuzz_spoil(&rs, r);
-		err = __kvm_gsi_routing_set(vm, r) ? errno : 0;
-		hash = FNV(hash, err);
-		for (i = 0; i < ARRAY_SIZE(probes); i++) {
-			s = probe_status(vm, probes[i]);
-			hash = FNV(hash, s);
-			if (err && (s < 0 ? st[i] >= 0 : st[i] < 0) && bad++ < 10)
-				ksft_print_msg("case %u: errno %d, GSI %u: %d, was %d\n", c, err,
-					       probes[i], s, st[i]);
-			st[i] = s;
-		}
-	}
-	ksft_print_msg("irq_routing_fuzz: seed=%u cases=%u hash=0x%016llx\n", seed, cases,
-		       (unsigned long long)hash);
-	ksft_test_result(!bad, "seed=%u cases=%u: refused tables changed nothing\n",
-			 seed, cases);
-	kvm_vm_free(vm);
-	free(r);
-	ksft_finished();
-}
-
 int main(int argc, char **argv)
 {
 	close(open_kvm_dev_path_or_exit());	/* skip here, not in each test */
-	if (argc == 5 && !strcmp(argv[1], "--fuzz-seed") && !strcmp(argv[3], "--fuzz-cases"))
-		fuzz(atoi_non_negative("seed", argv[2]), atoi_non_negative("cases", argv[4]));
 	return test_harness_run(argc, argv);
 }

@@ -3,16 +3,16 @@
  * The latency of KVM_SET_GSI_ROUTING, for the update patterns of VMMs, which
  * set the whole table again whenever one MSI-X vector is added, unmasked or
  * retargeted.  Only the ioctl is timed, after untimed updates of the same
- * kind; timings are reported, never asserted on.  With --inject, irqfds are
- * signalled during the updates and the guest must receive every interrupt.
- * With --mem-vms, the memory that VMs' routing tables keep is measured instead.
+ * kind; timings are reported, never asserted on.  With --mem-vms, the memory
+ * that VMs' routing tables keep is measured instead.
  */
 #include <getopt.h>
 #include <limits.h>
 #include <sys/utsname.h>
 
-#define IRQ_MAX_VCPUS	64		/* vCPUs that --inject counts for */
-#include "irq_routing.h"
+#include "kvm_util.h"
+#include "processor.h"
+#include "apic.h"
 #include "cgroup_util.h"
 
 #define MSI_VEC		0x30		/* routes use MSI_VEC + [0, NR_VECS) */
@@ -24,34 +24,15 @@ enum { FULL, CHURN, SAME, GROW, NR_MODES };
 static const char * const mode_names[] = { "full", "churn", "same", "grow" };
 
 static struct {
-	u32 routes, iterations, mode, irqfds, vcpus, inject_count, warmup, mem_vms, mem_shrink;
-	bool mix, inject, quiet;
-} p = { .routes = 512, .vcpus = 1, .inject_count = 1000, .warmup = 10, .mem_shrink = 24 };
+	u32 routes, iterations, mode, irqfds, vcpus, warmup, mem_vms, mem_shrink;
+	bool mix, quiet;
+} p = { .routes = 512, .vcpus = 1, .warmup = 10, .mem_shrink = 24 };
 
-static int *irqfds;
-static u32 nr_inject_irqfds, *count;
-static u64 nr_injected;
-static bool stop_injecting, inject_lost;
-
-static u64 received(void)
+/* An MSI to APIC ID @dest, in the 32-bit x2APIC format. */
+static void route_msi(struct kvm_irq_routing *r, u32 gsi, u32 dest, u32 data)
 {
-	return irq_taken(count, NULL, p.vcpus, MSI_VEC, MSI_VEC + NR_VECS - 1, NULL);
-}
-
-static void *injector(void *arg)
-{
-	u64 i;
-
-	for (i = 0; i < p.inject_count && !READ_ONCE(stop_injecting); i++) {
-		TEST_ASSERT(!eventfd_write(irqfds[i % nr_inject_irqfds], 1), "eventfd_write()");
-		WRITE_ONCE(nr_injected, i + 1);
-		/* Wait for it: a second MSI while the first is pending would coalesce. */
-		if (!WAIT_FOR(received() > i)) {
-			WRITE_ONCE(inject_lost, true);
-			break;
-		}
-	}
-	return NULL;
+	kvm_gsi_routing_msi_add(r, gsi, X86_MSI_ADDR_DEST(dest), X86_MSI_ADDR_HI_DEST(dest),
+				data);
 }
 
 static u64 set_timed(struct kvm_vm *vm, struct kvm_irq_routing *r)
@@ -159,26 +140,22 @@ static void measure_memory(const char *cg)
 static void help(const char *name)
 {
 	printf("usage: %s [-r routes] [-i iterations] [-m full|churn|same|grow] [-f irqfds]\n"
-	       "  [-v vcpus] [-s seed] [-q] [--mix] [--inject [--inject-count N]]\n"
-	       "  [--mem-vms N [--mem-shrink routes]]\n", name);
+	       "  [-v vcpus] [-s seed] [-q] [--mix] [--mem-vms N [--mem-shrink routes]]\n", name);
 	puts(" -r: MSI routes (default 512); -i: timed updates (default 1000, grow: -r)\n"
 	     " -m full: every vector changes (default); churn: one, rotating; same: none;\n"
 	     "    grow: update k sets (k % routes) + 1 routes, as MSI-X enable does\n"
 	     " -f: irqfds on the first routes; -v: vCPUs, targeted round-robin (default 1)\n"
 	     " -s: seed of the vectors; -q: print only TAP and the summary line\n"
 	     " --mix: also route GSIs 0-23 to the PIC and IOAPIC (40 entries)\n"
-	     " --inject: signal irqfds during the updates, check that the guest gets them\n"
 	     " --mem-vms: memory.current of this cgroup for N VMs: empty, with -r routes,\n"
 	     "    with --mem-shrink (default 24)");
 }
 
 static void parse_args(int argc, char *argv[])
 {
-	enum { MIX = 0x100, INJECT, INJECT_COUNT, MEM_VMS, MEM_SHRINK };
+	enum { MIX = 0x100, MEM_VMS, MEM_SHRINK };
 	static const struct option opts[] = {
 		{ "mix", no_argument, NULL, MIX },
-		{ "inject", no_argument, NULL, INJECT },
-		{ "inject-count", required_argument, NULL, INJECT_COUNT },
 		{ "mem-vms", required_argument, NULL, MEM_VMS },
 		{ "mem-shrink", required_argument, NULL, MEM_SHRINK },
 		{}
@@ -186,12 +163,9 @@ static void parse_args(int argc, char *argv[])
 	const struct { int opt; u32 *val; int min; } nums[] = {
 		{ 'r', &p.routes, 1 }, { 'i', &p.iterations, 1 }, { 'f', &p.irqfds, 0 },
 		{ 'v', &p.vcpus, 1 }, { 's', &kvm_random_seed, 0 },
-		{ INJECT_COUNT, &p.inject_count, 1 }, { MEM_VMS, &p.mem_vms, 1 },
-		{ MEM_SHRINK, &p.mem_shrink, 1 },
+		{ MEM_VMS, &p.mem_vms, 1 }, { MEM_SHRINK, &p.mem_shrink, 1 },
 	};
-	const struct { int opt; bool *val; } flags[] = {
-		{ 'q', &p.quiet }, { MIX, &p.mix }, { INJECT, &p.inject },
-	};
+	const struct { int opt; bool *val; } flags[] = { { 'q', &p.quiet }, { MIX, &p.mix } };
 	int opt, i, n;
 
 	while ((opt = getopt_long(argc, argv, "hr:i:m:f:v:s:q", opts, NULL)) != -1) {
@@ -231,10 +205,6 @@ static void check_args(void)
 
 	if (p.routes > max)
 		ksft_exit_fail_msg("-r %u: at most %u\n", p.routes, max);
-	if (p.inject) {
-		p.irqfds = max_t(u32, p.irqfds, 1);
-		max_vcpus = min_t(u32, max_vcpus, IRQ_MAX_VCPUS);
-	}
 	if (p.irqfds > p.routes || p.vcpus > max_vcpus)
 		ksft_exit_fail_msg("-f %u, -v %u: at most %u irqfds, %u vCPUs\n",
 				   p.irqfds, p.vcpus, p.routes, max_vcpus);
@@ -242,7 +212,7 @@ static void check_args(void)
 		p.warmup = 0;	/* its pass starts from the table before MSI-X enable */
 	if (!p.iterations)
 		p.iterations = p.mode == GROW ? p.routes : 1000;
-	if (p.mem_vms && (p.mix || p.inject || p.irqfds || p.mem_shrink > p.routes))
+	if (p.mem_vms && (p.mix || p.irqfds || p.mem_shrink > p.routes))
 		ksft_exit_fail_msg("--mem-vms takes -r and --mem-shrink <= -r only\n");
 }
 
@@ -250,7 +220,6 @@ int main(int argc, char *argv[])
 {
 	u32 nr_chip = 0, base, entries, i, k, *data;
 	struct kvm_irq_routing *t[2], *r;
-	pthread_t injector_thread, threads[IRQ_MAX_VCPUS];	/* --inject: -v <= 64 */
 	u64 *ns, total = 0;
 	struct kvm_vcpu **vcpus;
 	char cg[PATH_MAX];
@@ -262,14 +231,12 @@ int main(int argc, char *argv[])
 	ksft_print_header();
 	TEST_REQUIRE(kvm_has_cap(KVM_CAP_IRQ_ROUTING));
 	check_args();
-	__TEST_REQUIRE(!p.inject || (kvm_has_cap(KVM_CAP_IRQFD) && kvm_has_cap(KVM_CAP_X2APIC_API)),
-		       "--inject needs KVM_CAP_IRQFD and KVM_CAP_X2APIC_API");
 	__TEST_REQUIRE(!p.mix || kvm_has_in_kernel_ioapic(),
 		       "--mix needs a full in-kernel irqchip (KVM_CREATE_IRQCHIP)");
 	__TEST_REQUIRE(!p.mem_vms || own_memcg(cg),
 		       "--mem-vms needs memory.current in this process's cgroup v2 cgroup");
 	kvm_set_files_rlimit(p.vcpus + DIV_ROUND_UP(p.irqfds, 2));	/* and the irqfds */
-	ksft_set_plan(p.inject ? 2 : 1);
+	ksft_set_plan(1);
 	if (p.mem_vms) {
 		measure_memory(cg);
 		ksft_finished();
@@ -277,11 +244,8 @@ int main(int argc, char *argv[])
 
 	vcpus = calloc(p.vcpus, sizeof(*vcpus));
 	ns = calloc(p.iterations, sizeof(*ns));
-	irqfds = calloc(p.irqfds + 1, sizeof(*irqfds));
-	TEST_ASSERT(vcpus && ns && irqfds, "calloc()");
-	vm = vm_create_with_vcpus(p.vcpus, guest_code, vcpus);
-	if (p.inject)
-		count = irq_guest_setup(vm);
+	TEST_ASSERT(vcpus && ns, "calloc()");
+	vm = vm_create_with_vcpus(p.vcpus, NULL, vcpus);	/* the vCPUs never run */
 
 	/* Two variants of the table: same GSIs and vCPUs, every MSI vector different. */
 	entries = p.routes + (p.mix ? NR_CHIP_ENTRIES : 0);
@@ -303,25 +267,12 @@ int main(int argc, char *argv[])
 				  MSI_VEC + (off + k * NR_VECS / 2) % NR_VECS);
 	}
 
-	/*
-	 * The state the first timed update starts from: for grow, before MSI-X
-	 * enable, or with the first vector, which --inject signals, routed.
-	 */
+	/* The state the first timed update starts from: for grow, before MSI-X enable. */
 	if (p.mode == GROW)
-		t[0]->nr = nr_chip + p.inject;
+		t[0]->nr = nr_chip;
 	set_timed(vm, t[p.mode == FULL]);
-
-	for (i = 0; i < p.irqfds; i++) {
-		irqfds[i] = kvm_new_eventfd();
-		kvm_assign_irqfd(vm, base + i, irqfds[i]);
-	}
-	/* Inject only routes that every variant has: with grow, the first. */
-	nr_inject_irqfds = p.mode == GROW ? 1 : p.irqfds;
-	if (p.inject) {
-		irq_vcpus_start(vm, vcpus, threads, p.vcpus);
-		kvm_pthread_create(&injector_thread, NULL, injector, NULL);
-		TEST_ASSERT(WAIT_FOR(READ_ONCE(nr_injected)), "No interrupt signalled");
-	}
+	for (i = 0; i < p.irqfds; i++)
+		kvm_assign_irqfd(vm, base + i, kvm_new_eventfd());
 
 	for (k = 0; k < p.warmup + p.iterations; k++) {
 		u64 d;
@@ -345,18 +296,6 @@ int main(int argc, char *argv[])
 	ksft_test_result_pass("%u x KVM_SET_GSI_ROUTING, mode=%s routes=%u\n",
 			      p.iterations, mode_names[p.mode], p.routes);
 
-	if (p.inject) {
-		WRITE_ONCE(stop_injecting, true);
-		kvm_pthread_join(injector_thread, NULL);
-		WAIT_FOR(received() >= READ_ONCE(nr_injected));
-		TEST_ASSERT(received() == nr_injected && !inject_lost,
-			    "Lost interrupts: %lu signalled through irqfds, %lu received",
-			    (unsigned long)nr_injected, (unsigned long)received());
-		irq_vcpus_stop(vm, vcpus, threads, p.vcpus);
-		ksft_test_result_pass("irqfd delivery: %lu interrupts signalled, %lu received\n",
-				      (unsigned long)nr_injected, (unsigned long)received());
-	}
-
 	sd = stddev_us(ns, p.iterations, total);
 	qsort(ns, p.iterations, sizeof(*ns), cmp_u64);
 	if (!p.quiet)
@@ -369,12 +308,15 @@ int main(int argc, char *argv[])
 	/* One machine-readable line naming every parameter. */
 	ksft_print_msg("irq_routing_perf: routes=%u entries=%u iterations=%u mode=%s",
 		       p.routes, entries, p.iterations, mode_names[p.mode]);
-	printf(" irqfds=%u vcpus=%u mix=%u inject=%u injected=%lu seed=0x%x",
-	       p.irqfds, p.vcpus, p.mix, p.inject, (unsigned long)nr_injected, kvm_random_seed);
+	printf(" irqfds=%u vcpus=%u mix=%u seed=0x%x", p.irqfds, p.vcpus, p.mix, kvm_random_seed);
 	printf(" warmup=%u total_us=%.3f avg_us=%.3f min_us=%.3f stddev_us=%.3f",
 	       p.warmup, total / 1000.0, total / 1000.0 / p.iterations, ns[0] / 1000.0, sd);
 	printf(" p50_us=%.3f p99_us=%.3f max_us=%.3f kernel=%s\n", pct_us(ns, p.iterations, 50),
 	       pct_us(ns, p.iterations, 99), ns[p.iterations - 1] / 1000.0, uts.release);
 	kvm_vm_free(vm);
+	free(t[0]);
+	free(t[1]);
+	free(ns);
+	free(vcpus);
 	ksft_finished();
 }
