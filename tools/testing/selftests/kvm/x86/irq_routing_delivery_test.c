@@ -23,7 +23,7 @@ struct rt {
 	struct irq_vm g;
 	struct kvm_irq_routing *r;
 	int efd;		/* irqfd on GSI, assigned before each update */
-	u32 snap[NR_VCPUS * 256];	/* the counts at mark() */
+	u32 snap[IRQ_NR_VCPUS * 256];	/* the counts at mark() */
 };
 
 static void set(struct rt *t)
@@ -158,7 +158,7 @@ static void enable_synic(struct rt *t)
 {
 	int i;
 
-	for (i = 0; i < NR_VCPUS; i++) {
+	for (i = 0; i < IRQ_NR_VCPUS; i++) {
 		vcpu_enable_cap(t->g.vcpus[i], KVM_CAP_HYPERV_SYNIC, 0);
 		vcpu_set_msr(t->g.vcpus[i], HV_X64_MSR_SCONTROL, 1);
 		vcpu_set_msr(t->g.vcpus[i], HV_X64_MSR_SINT0 + 1, V1);
@@ -213,7 +213,7 @@ TEST_F_TIMEOUT(retarget, route_change, 120)
 		else if (type == HV)
 			want = HIT(dest, V1 + data - 1);
 		else if (type != BAD)
-			want = type == NO_ROUTE ? NONE : HIT(0, IOAPIC_VEC + dest);
+			want = type == NO_ROUTE ? NONE : HIT(0, IRQ_IOAPIC_VEC + dest);
 		expect(t, GSI, want, i + 1);
 	}
 }
@@ -328,7 +328,7 @@ TEST_F_TIMEOUT(rt, failed_allocation_keeps_table, 120)
  * twice, to be built in the pin-5 table's memory, whose pin map must be reset.
  * Pin 5's vector, sent as an MSI, makes the IOAPIC notify pin 5's GSI.
  */
-TEST_F(rt, resample_across_route_change)
+TEST_F_TIMEOUT(rt, resample_across_route_change, 120)
 {
 	static const int pins[] = { 5, 20, 20 };
 	struct rt *t = &self->t;
@@ -343,13 +343,13 @@ TEST_F(rt, resample_across_route_change)
 			res = irq_resampler(t->g.vm, GSI + 1);
 		mark(t);
 		TEST_ASSERT(!eventfd_write(res.fd, 1), "eventfd_write() failed");
-		TEST_ASSERT(irq_resamples(&res, TIMEOUT_MS) == 1, "pin %d: no resample after EOI",
-			    pins[i]);
-		TEST_ASSERT_EQ(since(t), HIT(0, IOAPIC_VEC + pins[i]));
+		TEST_ASSERT(irq_resamples(&res, IRQ_TIMEOUT_MS) == 1,
+			    "pin %d: no resample after EOI", pins[i]);
+		TEST_ASSERT_EQ(since(t), HIT(0, IRQ_IOAPIC_VEC + pins[i]));
 	}
 	mark(t);
-	TEST_ASSERT_EQ(irq_msi(t->g.vm, 0, IOAPIC_VEC + 5), 1);
-	TEST_ASSERT_EQ(since(t), HIT(0, IOAPIC_VEC + 5));
+	TEST_ASSERT_EQ(irq_msi(t->g.vm, 0, IRQ_IOAPIC_VEC + 5), 1);
+	TEST_ASSERT_EQ(since(t), HIT(0, IRQ_IOAPIC_VEC + 5));
 	TEST_ASSERT(!irq_resamples(&res, 0),
 		    "EOI of pin 5 resampled GSI %u, routed to pin 20: stale pin map", GSI + 1);
 	close(res.fd);
@@ -393,7 +393,7 @@ TEST_F_TIMEOUT(rt, qemu_layout_grow, 120)
 		expect_msi(t, 24, n);
 		expect_msi(t, 23 + n, n);
 	}
-	TEST_ASSERT_EQ(probe(t, 23, VIA_LINE), HIT(0, IOAPIC_VEC + 23));
+	TEST_ASSERT_EQ(probe(t, 23, VIA_LINE), HIT(0, IRQ_IOAPIC_VEC + 23));
 }
 
 /*

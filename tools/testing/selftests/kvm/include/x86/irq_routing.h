@@ -7,34 +7,37 @@
 #define SELFTEST_KVM_IRQ_ROUTING_H
 
 #include <pthread.h>
-#include <sched.h>
+#include <unistd.h>
 
 #include "kvm_util.h"
 #include "apic.h"
 
-#define NR_VCPUS	2
-#define FENCE_VEC	0x20		/* the lowest priority class */
-#define IOAPIC_VEC	0xe0		/* + pin */
-#define TIMEOUT_MS	10000
+#define IRQ_NR_VCPUS	2
+#define IRQ_FENCE_VEC	0x20		/* the lowest priority class */
+#define IRQ_IOAPIC_VEC	0xe0		/* + pin */
+#define IRQ_TIMEOUT_MS	60000		/* a debug kernel under TCG can be that slow */
 
-/* Poll @cond for up to TIMEOUT_MS; true if it became true. */
-#define WAIT_FOR(cond)								\
+/*
+ * Poll @cond every millisecond, sleeping to leave the CPUs to the vCPUs, for up
+ * to IRQ_TIMEOUT_MS; true if it became true.
+ */
+#define IRQ_WAIT_FOR(cond)							\
 ({										\
 	struct timespec __start;						\
 	bool __ok;								\
 										\
 	clock_gettime(CLOCK_MONOTONIC, &__start);				\
 	while (!(__ok = (cond)) &&						\
-	       timespec_to_ns(timespec_elapsed(__start)) < TIMEOUT_MS * 1000000ll) \
-		sched_yield();							\
+	       timespec_to_ns(timespec_elapsed(__start)) < IRQ_TIMEOUT_MS * 1000000ll) \
+		usleep(1000);							\
 	__ok;									\
 })
 
-/* NR_VCPUS vCPUs with a full in-kernel irqchip, the PIC masked. */
+/* IRQ_NR_VCPUS vCPUs with a full in-kernel irqchip, the PIC masked. */
 struct irq_vm {
 	struct kvm_vm *vm;
-	struct kvm_vcpu *vcpus[NR_VCPUS];
-	pthread_t threads[NR_VCPUS];
+	struct kvm_vcpu *vcpus[IRQ_NR_VCPUS];
+	pthread_t threads[IRQ_NR_VCPUS];
 	u32 *count;		/* [vCPU * 256 + vector]: interrupts taken */
 	bool running;
 };

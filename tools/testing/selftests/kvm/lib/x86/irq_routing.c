@@ -6,17 +6,15 @@
 #include "processor.h"
 #include "irq_routing.h"
 
-#define FENCE_MS	60000		/* a debug kernel under TCG can be that slow */
-
-static u32 irq_count[NR_VCPUS][256] __aligned(4096);
-static bool guest_ready[NR_VCPUS];
+static u32 irq_count[IRQ_NR_VCPUS][256] __aligned(4096);
+static bool guest_ready[IRQ_NR_VCPUS];
 static bool guest_done;
 
 static void guest_handler(struct ex_regs *regs)
 {
 	u32 id = x2apic_read_reg(APIC_ID);
 
-	GUEST_ASSERT(id < NR_VCPUS);
+	GUEST_ASSERT(id < IRQ_NR_VCPUS);
 	WRITE_ONCE(irq_count[id][regs->vector], irq_count[id][regs->vector] + 1);
 	if (regs->vector != NMI_VECTOR)
 		x2apic_write_reg(APIC_EOI, 0);
@@ -93,7 +91,7 @@ const char *irq_vm_unsupported(void)
 	return NULL;
 }
 
-/* IOAPIC pin N: vector IOAPIC_VEC + N to vCPU 0, level-triggered if in @level_pins. */
+/* IOAPIC pin N: vector IRQ_IOAPIC_VEC + N to vCPU 0, level-triggered if in @level_pins. */
 void irq_vm_set_ioapic(struct irq_vm *g, u32 level_pins)
 {
 	struct kvm_irqchip chip = { .chip_id = KVM_IRQCHIP_IOAPIC };
@@ -102,23 +100,23 @@ void irq_vm_set_ioapic(struct irq_vm *g, u32 level_pins)
 	vm_ioctl(g->vm, KVM_GET_IRQCHIP, &chip);
 	for (i = 0; i < KVM_IOAPIC_NUM_PINS; i++) {
 		chip.chip.ioapic.redirtbl[i].bits = 0;
-		chip.chip.ioapic.redirtbl[i].fields.vector = IOAPIC_VEC + i;
+		chip.chip.ioapic.redirtbl[i].fields.vector = IRQ_IOAPIC_VEC + i;
 		chip.chip.ioapic.redirtbl[i].fields.trig_mode = !!(level_pins & BIT(i));
 	}
 	vm_ioctl(g->vm, KVM_SET_IRQCHIP, &chip);
 }
 
-/* 32-bit x2APIC IDs, a handler for NMI and every vector from FENCE_VEC up. */
+/* 32-bit x2APIC IDs, a handler for NMI and every vector from IRQ_FENCE_VEC up. */
 void irq_vm_create(struct irq_vm *g, u32 level_pins)
 {
 	struct kvm_irqchip pic = { .chip_id = KVM_IRQCHIP_PIC_MASTER };
 	int i;
 
-	g->vm = vm_create_with_vcpus(NR_VCPUS, irq_guest_code, g->vcpus);
+	g->vm = vm_create_with_vcpus(IRQ_NR_VCPUS, irq_guest_code, g->vcpus);
 	vm_enable_cap(g->vm, KVM_CAP_X2APIC_API, KVM_X2APIC_API_USE_32BIT_IDS |
 		      KVM_X2APIC_API_DISABLE_BROADCAST_QUIRK);
 	vm_install_exception_handler(g->vm, NMI_VECTOR, guest_handler);
-	for (i = FENCE_VEC; i < 256; i++)
+	for (i = IRQ_FENCE_VEC; i < 256; i++)
 		vm_install_exception_handler(g->vm, i, guest_handler);
 	g->count = addr_gva2hva(g->vm, (gva_t)&irq_count[0][0]);
 	irq_vm_set_ioapic(g, level_pins);
@@ -133,31 +131,12 @@ void irq_vm_start(struct irq_vm *g)
 
 	if (g->running)
 		return;
-	for (i = 0; i < NR_VCPUS; i++)
+	for (i = 0; i < IRQ_NR_VCPUS; i++)
 		kvm_pthread_create(&g->threads[i], NULL, vcpu_thread, g->vcpus[i]);
-	for (i = 0; i < NR_VCPUS; i++)
-		TEST_ASSERT(WAIT_FOR(SYNC_FROM_GUEST_AND_READ(g->vm, guest_ready[i])),
+	for (i = 0; i < IRQ_NR_VCPUS; i++)
+		TEST_ASSERT(IRQ_WAIT_FOR(SYNC_FROM_GUEST_AND_READ(g->vm, guest_ready[i])),
 			    "vCPU %d never became ready", i);
 	g->running = true;
-}
-
-/*
- * Wait up to FENCE_MS for *@c to reach @want, sleeping to leave the CPUs to the
- * vCPUs; in *@gap, the longest time between two polls.
- */
-static bool irq_wait_count(u32 *c, u32 want, s64 *gap)
-{
-	struct timespec start, prev, now;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (prev = start; READ_ONCE(*c) < want; prev = now) {
-		usleep(1000);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		*gap = max(*gap, timespec_to_ns(timespec_sub(now, prev)));
-		if (timespec_to_ns(timespec_sub(now, start)) > FENCE_MS * 1000000ll)
-			return READ_ONCE(*c) >= want;
-	}
-	return true;
 }
 
 /* SIGUSR1 only has to interrupt KVM_RUN. */
@@ -170,18 +149,17 @@ static void irq_kick(int sig)
  * kick it out of KVM_RUN to print its state, then see whether the fence comes
  * once it runs again.
  */
-static void irq_fence_lost(struct irq_vm *g, int i, u32 *c, u32 want, s64 gap)
+static void irq_fence_lost(struct irq_vm *g, int i, u32 *c, u32 want)
 {
 	struct kvm_vcpu *vcpu = g->vcpus[i];
 
-	fprintf(stderr, "vCPU %d: no fence in %d s, max poll gap %ld ms\n", i, FENCE_MS / 1000,
-		gap / 1000000);
+	fprintf(stderr, "vCPU %d: no fence in %d s\n", i, IRQ_TIMEOUT_MS / 1000);
 	signal(SIGUSR1, irq_kick);
 	WRITE_ONCE(vcpu->run->immediate_exit, 1);
 	pthread_kill(g->threads[i], SIGUSR1);
 	irq_vcpu_dump(vcpu);
 	WRITE_ONCE(vcpu->run->immediate_exit, 0);
-	TEST_FAIL("vCPU %d: fence %s", i, irq_wait_count(c, want, &gap) ?
+	TEST_FAIL("vCPU %d: fence %s", i, IRQ_WAIT_FOR(READ_ONCE(*c) >= want) ?
 		  "late (taken after the kick)" : "lost (not taken after the kick either)");
 }
 
@@ -194,13 +172,12 @@ void irq_vm_fence(struct irq_vm *g)
 	int i;
 
 	irq_vm_start(g);
-	for (i = 0; i < NR_VCPUS; i++) {
-		u32 *c = &g->count[i * 256 + FENCE_VEC], want = READ_ONCE(*c) + 1;
-		s64 gap = 0;
+	for (i = 0; i < IRQ_NR_VCPUS; i++) {
+		u32 *c = &g->count[i * 256 + IRQ_FENCE_VEC], want = READ_ONCE(*c) + 1;
 
-		TEST_ASSERT_EQ(irq_msi(g->vm, i, FENCE_VEC), 1);
-		if (!irq_wait_count(c, want, &gap))
-			irq_fence_lost(g, i, c, want, gap);
+		TEST_ASSERT_EQ(irq_msi(g->vm, i, IRQ_FENCE_VEC), 1);
+		if (!IRQ_WAIT_FOR(READ_ONCE(*c) >= want))
+			irq_fence_lost(g, i, c, want);
 	}
 }
 
@@ -210,8 +187,8 @@ void irq_vm_free(struct irq_vm *g)
 
 	if (g->running) {
 		WRITE_AND_SYNC_TO_GUEST(g->vm, guest_done, true);
-		for (i = 0; i < NR_VCPUS; i++) {
-			TEST_ASSERT_EQ(irq_msi(g->vm, i, FENCE_VEC), 1);
+		for (i = 0; i < IRQ_NR_VCPUS; i++) {
+			TEST_ASSERT_EQ(irq_msi(g->vm, i, IRQ_FENCE_VEC), 1);
 			kvm_pthread_join(g->threads[i], NULL);
 		}
 	}
@@ -229,9 +206,9 @@ u64 irq_taken(const u32 *count, const u32 *snap, u32 lo, u32 hi, u32 *last)
 	u64 sum = 0, d;
 	u32 i;
 
-	for (i = 0; i < NR_VCPUS * 256; i++) {
+	for (i = 0; i < IRQ_NR_VCPUS * 256; i++) {
 		d = READ_ONCE(count[i]) - (snap ? snap[i] : 0);
-		if (d && i % 256 >= lo && i % 256 <= hi && i % 256 != FENCE_VEC) {
+		if (d && i % 256 >= lo && i % 256 <= hi && i % 256 != IRQ_FENCE_VEC) {
 			sum += d;
 			if (last)
 				*last = i;
