@@ -79,10 +79,10 @@ header() {
 # run NAME TESTS: build the tree as it is, boot TESTS (blank: all), and
 # print "pass" or "fail: REASON".
 run() {
-	local name=$1 tests=$2 console=$out/$1.console list=$tlist
+	local name=$1 tests=$2 console=$out/$1.console
 	SEED_FROM=$seed "$TOP/scripts/build-kernel.sh" "$wt" "$obj" "${frags[@]}" \
 		>"$out/$name.build" 2>&1 || { echo "error: does not build (log: $out/$name.build)"; return; }
-	"$TOP/scripts/mkinitrd.sh" "$out/initrd.cpio.gz" "$list" "$stdir" >/dev/null
+	"$TOP/scripts/mkinitrd.sh" "$out/initrd.cpio.gz" "$tlist" "$stdir" >/dev/null
 	APPEND=${tests:+irqroute.only=${tests// /,}} \
 		"$TOP/scripts/boot.sh" "$obj/arch/x86/boot/bzImage" "$out/initrd.cpio.gz" \
 		"$console" "$timeout" >/dev/null 2>&1 || true
