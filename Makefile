@@ -27,6 +27,8 @@ help:
 	@echo "make export-rfc   regenerate rfc/large-tables/ from build/linux (branch rfc, on dev)"
 	@echo "make bench-rfc    the RFC on patches/ against patches/ alone, QEMU TCG -icount"
 	@echo "make mutants-rfc  make mutants for the RFC (rfc/large-tables/mutants/)"
+	@echo "make kcsan        KCSAN kernels of patches/ and of the RFC on top, each booted running"
+	@echo "                  irq_routing_concurrency_test: data races in results/kcsan.md"
 	@echo "make base|apply|kernels|selftests|host-test|static|check-overlay"
 
 base:
@@ -98,3 +100,19 @@ clean:
 
 distclean:
 	rm -rf build
+
+# KCSAN kernels (configs/kvm-kcsan.config) of build/src-patched and
+# build/src-rfc, one boot each of tests/kcsan.list: results/kcsan.md.
+.PHONY: kcsan
+kcsan:
+	$(S)/kcsan.sh
+
+.PHONY: qemu export-qemu
+
+# qemu-system-x86_64 from Debian 13's qemu source, stock and with vmm/qemu/
+# applied: build/qemu/{stock,patched}/obj.
+qemu:
+	$(S)/qemu.sh
+
+export-qemu:
+	$(S)/export-qemu.sh
