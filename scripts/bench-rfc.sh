@@ -45,6 +45,15 @@ P="irq_routing_perf_test -q -s 1"
 	for r in 4096 16384; do
 		echo "vmm-partial-r$r $P -r $r -m grow --partial -i $r"
 	done
+	# One irqfd per route, as VFIO gives each MSI-X vector.
+	for r in 4096 16384 65536; do
+		echo "full-f-r$r $P -r $r -f $r -m full -i $(n $((409600 / r)))"
+		echo "one-f-r$r $P -r $r -f $r -m churn --partial -i $(n 4000)"
+	done
+	for r in 4096 16384; do
+		echo "vmm-f-full-r$r $P -r $r -f $r -m grow -i $r"
+		echo "vmm-f-partial-r$r $P -r $r -f $r -m grow --partial -i $r"
+	done
 	for r in 4096 16384 65536; do
 		echo "mem-r$r $P --mem-vms 8 -r $r --mem-shrink 24"
 	done
@@ -95,8 +104,10 @@ def val(kv, name):
 a, b = cells(v3c), cells(rfcc)
 order = ["full-r64", "full-r512", "full-r4096", "grow-r4096", "full-r16384", "full-r65536",
          "one-r4096", "one-r16384", "one-r65536", "vmm-full-r16384", "vmm-partial-r4096",
-         "vmm-partial-r16384", "mem-r4096", "mem-r16384", "mem-r65536"]
-rows = ["| cell | unit | v3 | v3 + RFC | RFC / v3 |", "|---|---|---:|---:|---:|"]
+         "vmm-partial-r16384", "full-f-r4096", "one-f-r4096", "full-f-r16384", "one-f-r16384",
+         "full-f-r65536", "one-f-r65536", "vmm-f-full-r4096", "vmm-f-partial-r4096",
+         "vmm-f-full-r16384", "vmm-f-partial-r16384", "mem-r4096", "mem-r16384", "mem-r65536"]
+rows = ["| cell | unit | series | series + RFC | RFC / series |", "|---|---|---:|---:|---:|"]
 for n in order:
     x, y = val(a.get(n), n), val(b.get(n), n)
     unit = (y or x or (0, "?"))[1]
@@ -109,7 +120,8 @@ for n in order:
 kern = {k: next((v["kernel"] for v in c.values() if "kernel" in v), None)
         for k, c in (("v3", a), ("rfc", b))}
 md = ("make bench-rfc: QEMU TCG -icount shift=0,sleep=off, -smp 1, memcg child cgroup, "
-      "configs/kvm.config, iteration scale %s; kernels %s (v3) and %s (v3 + RFC)\n\n"
+      "configs/kvm.config, iteration scale %s; kernels %s (patches/) and %s (patches/ + RFC); "
+      "cells -f R: one irqfd per route\n\n"
       % (scale, kern["v3"], kern["rfc"])) + "\n".join(rows) + "\n"
 open(out + ".md", "w").write(md)
 json.dump({"scale": scale, "kernels": kern, "v3": a, "rfc": b}, open(out + ".json", "w"),

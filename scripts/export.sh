@@ -35,7 +35,7 @@ branch=${2:-$([ -n "$RFC" ] && echo rfc || echo dev)}
 out=$(realpath -m -- "${3:-$TOP}")
 if [ -n "$RFC" ]; then
 	rel=rfc/$RFC
-	prefix="RFC PATCH"
+	prefix="RFC PATCH v2"
 	bench=$TOP/results/bench-rfc.md
 elif [ "$BASE" = 7.3 ]; then
 	rel=patches
