@@ -50,29 +50,8 @@ mapfile -t patches < <(ls "$tmp"/[0-9][0-9][0-9][0-9]-*.patch | grep -v '/0000-c
 gm=(perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats)
 to=$(cd "$repo" && "${gm[@]}" --m --nor --nol "${patches[@]}" 2>/dev/null | paste -sd '\t')
 cc=$(cd "$repo" && "${gm[@]}" --nom --r --l "${patches[@]}" 2>/dev/null | paste -sd '\t')
-python3 - "$tmp/0000-cover-letter.patch" "$text" "$date" "$bench" "$to" "$cc" <<'PY'
-import sys, os, re
-cover, text, date, bench, to, cc = sys.argv[1:7]
-s = open(cover).read()
-body = open(text).read() if os.path.exists(text) else "*** SUBJECT HERE ***\n\n*** BLURB HERE ***\n"
-subject, _, blurb = body.partition("\n")
-blurb = blurb.strip("\n")
-table = (open(bench).read().strip("\n") if os.path.exists(bench)
-         else "(not measured yet: results/vmm-bench.md does not exist)")
-blurb = blurb.replace("@VMM_BENCH_TABLE@", table)
-s = s.replace("*** SUBJECT HERE ***", subject.strip())
-s = s.replace("*** BLURB HERE ***", blurb)
-s = re.sub(r"^Date: .*$", "Date: " + date, s, count=1, flags=re.M)
-to = [a for a in to.split("\t") if a]
-cc = [a for a in dict.fromkeys(cc.split("\t")) if a and a not in to]
-hdr = ""
-if to:
-    hdr += "To: " + ",\n    ".join(to) + "\n"
-if cc:
-    hdr += "Cc: " + ",\n    ".join(cc) + "\n"
-s = re.sub(r"^(Subject: .*\n)", lambda m: m.group(1) + hdr, s, count=1, flags=re.M)
-open(cover, "w").write(s)
-PY
+python3 "$TOP/scripts/fill-cover.py" "$tmp/0000-cover-letter.patch" "$text" "$date" "$bench" "$to" "$cc" \
+	@VMM_BENCH_TABLE@ "(not measured yet: results/vmm-bench.md does not exist)"
 (cd "$tmp" && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v '^0000-cover-letter.patch$') >"$tmp/series"
 
 rm -f "$out"/[0-9][0-9][0-9][0-9]-*.patch

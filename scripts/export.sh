@@ -95,28 +95,8 @@ export_posting() {
 			cc+=$'\t'$a
 		done <"$ccfile"
 	fi
-	python3 - "$dir/0000-cover-letter.patch" "$text" "$date" "$bench" "$to" "$cc" <<'PY'
-import sys, os, re
-cover, text, date, bench, to, cc = sys.argv[1:7]
-s = open(cover).read()
-body = open(text).read() if os.path.exists(text) else "*** SUBJECT HERE ***\n\n*** BLURB HERE ***\n"
-subject, _, blurb = body.partition("\n")
-blurb = blurb.strip("\n")
-table = open(bench).read().strip("\n") if os.path.exists(bench) else "(make bench has not been run)"
-blurb = blurb.replace("@BENCH_TABLE@", table)
-s = s.replace("*** SUBJECT HERE ***", subject.strip())
-s = s.replace("*** BLURB HERE ***", blurb)
-s = re.sub(r"^Date: .*$", "Date: " + date, s, count=1, flags=re.M)
-to = [a for a in to.split("\t") if a]
-cc = [a for a in dict.fromkeys(cc.split("\t")) if a and a not in to]
-hdr = ""
-if to:
-    hdr += "To: " + ",\n    ".join(to) + "\n"
-if cc:
-    hdr += "Cc: " + ",\n    ".join(cc) + "\n"
-s = re.sub(r"^(Subject: .*\n)", lambda m: m.group(1) + hdr, s, count=1, flags=re.M)
-open(cover, "w").write(s)
-PY
+	python3 "$TOP/scripts/fill-cover.py" "$dir/0000-cover-letter.patch" "$text" "$date" "$bench" "$to" "$cc" \
+		@BENCH_TABLE@ "(make bench has not been run)"
 	(cd "$dir" && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v "^0000-cover-letter.patch$") >"$dir/series"
 }
 
