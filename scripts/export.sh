@@ -36,7 +36,10 @@ out=$(realpath -m -- "${3:-$TOP}")
 if [ -n "$RFC" ]; then
 	rel=rfc/$RFC
 	prefix="RFC PATCH v2"
-	bench=$TOP/results/bench-rfc.md
+	# The cover letter's table: the cells that decide, of results/bench-rfc.md.
+	bench=$BUILD/bench-rfc/cover-table.md; mkdir -p "$BUILD/bench-rfc"
+	grep -E '^(\| cell |\|---|\| (full-r(64|4096|16384)|grow-r4096|one-r16384|vmm-(f-)?(full|partial)-r16384|(full|one)-f-r(4096|16384)|vmm-f-full-r4096|mem-r(4096|65536)) \|)' \
+		"$TOP/results/bench-rfc.md" >"$bench" 2>/dev/null || rm -f "$bench"
 elif [ "$BASE" = 7.3 ]; then
 	rel=patches
 	prefix="PATCH v4"

@@ -123,10 +123,17 @@ static u32 arrived(struct ctx *c, int way)
 static void wait_exactly(struct ctx *c, int way, u32 want)
 {
 	u64 u, h;
+	int i;
 
-	TEST_ASSERT(IRQ_WAIT_FOR(arrived(c, way) >= want),
-		    "injection %u by way %d lost, %lu updates so far", want, way,
-		    __atomic_load_n(&c->updates, __ATOMIC_RELAXED));
+	if (!IRQ_WAIT_FOR(arrived(c, way) >= want)) {
+		/* IRR and ISR tell an interrupt lost from one not taken. */
+		for (i = 0; i < IRQ_NR_VCPUS; i++)
+			irq_vcpu_kick_dump(&c->g, i);
+		TEST_FAIL("injection %u by way %d %s, %lu updates so far", want, way,
+			  IRQ_WAIT_FOR(arrived(c, way) >= want) ? "late (taken after the kick)" :
+			  "lost (not taken after the kick either)",
+			  __atomic_load_n(&c->updates, __ATOMIC_RELAXED));
+	}
 	__atomic_store_n(&c->pause, true, __ATOMIC_SEQ_CST);
 	TEST_ASSERT(IRQ_WAIT_FOR(__atomic_load_n(&c->paused, __ATOMIC_SEQ_CST) == 2),
 		    "the hammers did not pause");

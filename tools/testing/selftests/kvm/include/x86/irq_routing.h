@@ -48,6 +48,7 @@ void irq_vm_create(struct irq_vm *g, u32 level_pins);
 void irq_vm_set_ioapic(struct irq_vm *g, u32 level_pins);
 void irq_vm_start(struct irq_vm *g);
 void irq_vm_fence(struct irq_vm *g);
+void irq_vcpu_kick_dump(struct irq_vm *g, int i);
 void irq_vm_free(struct irq_vm *g);
 u64 irq_taken(const u32 *count, const u32 *snap, u32 lo, u32 hi, u32 *last);
 struct kvm_irqfd irq_resampler(struct kvm_vm *vm, u32 gsi);

@@ -66,7 +66,7 @@ static void *vcpu_thread(void *arg)
 	u64 cmd;
 	int r;
 
-	/* Stay out of KVM_RUN while irq_fence_lost() sets immediate_exit. */
+	/* Stay out of KVM_RUN while irq_vcpu_kick_dump() sets immediate_exit. */
 	while ((r = __vcpu_run(vcpu)) && errno == EINTR)
 		while (READ_ONCE(vcpu->run->immediate_exit))
 			usleep(1000);
@@ -144,21 +144,26 @@ static void irq_kick(int sig)
 {
 }
 
-/*
- * vCPU @i did not take its fence: to tell a starved vCPU from a lost fence,
- * kick it out of KVM_RUN to print its state, then see whether the fence comes
- * once it runs again.
- */
-static void irq_fence_lost(struct irq_vm *g, int i, u32 *c, u32 want)
+/* Kick vCPU @i out of KVM_RUN, print its state and let it run again. */
+void irq_vcpu_kick_dump(struct irq_vm *g, int i)
 {
 	struct kvm_vcpu *vcpu = g->vcpus[i];
 
-	fprintf(stderr, "vCPU %d: no fence in %d s\n", i, IRQ_TIMEOUT_MS / 1000);
 	signal(SIGUSR1, irq_kick);
 	WRITE_ONCE(vcpu->run->immediate_exit, 1);
 	pthread_kill(g->threads[i], SIGUSR1);
 	irq_vcpu_dump(vcpu);
 	WRITE_ONCE(vcpu->run->immediate_exit, 0);
+}
+
+/*
+ * vCPU @i did not take its fence: to tell a starved vCPU from a lost fence,
+ * print its state, then see whether the fence comes once it runs again.
+ */
+static void irq_fence_lost(struct irq_vm *g, int i, u32 *c, u32 want)
+{
+	fprintf(stderr, "vCPU %d: no fence in %d s\n", i, IRQ_TIMEOUT_MS / 1000);
+	irq_vcpu_kick_dump(g, i);
 	TEST_FAIL("vCPU %d: fence %s", i, IRQ_WAIT_FOR(READ_ONCE(*c) >= want) ?
 		  "late (taken after the kick)" : "lost (not taken after the kick either)");
 }
