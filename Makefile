@@ -116,3 +116,10 @@ qemu:
 
 export-qemu:
 	$(S)/export-qemu.sh
+
+# End-to-end, nested: L1 kernels under QEMU TCG run the built QEMU (stock,
+# patched) with an L2 enabling N MSI-X vectors: results/vmm-bench.md.
+# Needs "make qemu" and the kvm.config kernels first.
+.PHONY: vmm-bench
+vmm-bench:
+	$(S)/vmm-bench.sh
