@@ -11,7 +11,8 @@
 #
 # Usage: scripts/vmm-bench.sh [CELL...]
 #   CELL = KERNEL:QEMU:N[:MAXROUTES]
-#     KERNEL     rfc (build/obj-rfc: v4 + RFC) or patched (build/obj-patched: v4)
+#     KERNEL     rfc (build/obj-rfc: v4 + RFC), patched (build/obj-patched: v4)
+#                or base (build/obj-base: 7.3.4), all configs/kvm.config
 #     QEMU       stock or patched (build/qemu/{stock,patched}/obj)
 #     N          queue vectors in L2: virtio-blk-pci devices of at most 1024
 #                queues (num-queues=Q, vectors=Q+1), one iothread
@@ -58,7 +59,8 @@ copy_in() {	# SRC DST
 		cp "$1" "$2.tmp" && mv "$2.tmp" "$2"
 	fi
 }
-for k in rfc patched; do
+for k in $(printf '%s\n' "${cells[@]}" | cut -d: -f1 | sort -u); do
+	case $k in base|rfc|patched) ;; *) die "kernel $k: must be base, rfc or patched" ;; esac
 	copy_in "$BUILD73/obj-$k/arch/x86/boot/bzImage" "$V/kernels/bzImage-$k"
 	copy_in "$BUILD73/obj-$k/.config" "$V/kernels/config-$k"
 done
@@ -231,7 +233,7 @@ declare -A kcells=()
 korder=()
 for c in "${cells[@]}"; do
 	IFS=: read -r kern mode n maxr <<<"$c"
-	case $kern in rfc|patched) ;; *) die "cell $c: kernel must be rfc or patched" ;; esac
+	case $kern in base|rfc|patched) ;; *) die "cell $c: kernel must be base, rfc or patched" ;; esac
 	case $mode in stock|patched) ;; *) die "cell $c: QEMU must be stock or patched" ;; esac
 	[[ $n =~ ^[0-9]+$ ]] || die "cell $c: N must be a number"
 	[ -z "${kcells[$kern]:-}" ] && korder+=("$kern")
@@ -259,7 +261,7 @@ done
 L2_MEM=$L2_MEM python3 - "$OUT" "$V" "${korder[@]}" <<'EOF'
 import re, sys, os, hashlib
 out, v, kernels = sys.argv[1], sys.argv[2], sys.argv[3:]
-desc = {"rfc": "7.3.4 + patches/ (v4) + rfc/large-tables (build/obj-rfc)",
+desc = {"base": "7.3.4 (build/obj-base)", "rfc": "7.3.4 + patches/ (v4) + rfc/large-tables (build/obj-rfc)",
         "patched": "7.3.4 + patches/ (v4) (build/obj-patched)"}
 rows = []
 notes = []
@@ -345,14 +347,14 @@ for c in rows:
 with open(out, "w") as o:
     o.write("# KVM_SET_GSI_ROUTING from a real VMM, nested (scripts/vmm-bench.sh)\n\n")
     o.write("L1 booted by scripts/boot.sh under QEMU TCG (host's qemu-system-x86_64, -M q35 -cpu EPYC,+svm, "
-            "-smp 2, -m %s, %s); inside it QEMU 10.0.13 (stock, or patched "
+            "-smp %s, -m %s, %s); inside it QEMU 10.0.13 (stock, or patched "
             "with vmm/qemu/) runs L2 with `-accel kvm -M q35 -smp 1 -m %s` (CPU model: %s) on L1's nested SVM; "
             "L2 = configs/l2.config (build/vmm/obj-l2), its tests/vmm/msix-enable drives the virtio-blk-pci "
             "devices (iothread, disable-legacy=on, num-queues=Q, vectors=Q+1, at most 1024 queues a device) "
             "through vfio-pci no-IOMMU.  Each cell ran `iterations` times in one L1 boot per kernel, the cells "
             "interleaved; the table gives medians.  Times are wall clock of L1 (the shim) and L2 (msix-enable) "
             "under nested TCG, on a shared 2-core machine: not hardware time, and noisy.\n\n" % (
-                os.environ.get("QEMU_MEM", "3G"),
+                os.environ.get("QEMU_SMP", "2"), os.environ.get("QEMU_MEM", "3G"),
                 "-icount shift=0,sleep=off" if os.environ.get("ICOUNT") == "1" else "no -icount",
                 os.environ.get("L2_MEM", "256"), os.environ.get("VMM_L2_CPU") or "QEMU's default, qemu64"))
     o.write("\n".join(notes) + "\n\n")

@@ -76,18 +76,24 @@ grep -q '^ENABLE_CAP 252 8192$' "$out/patched-raise.log" &&
 	result OK "patched: no KVM_ENABLE_CAP(KVM_CAP_MAX_IRQ_ROUTES) without the property" ||
 	result FAIL "patched: no KVM_ENABLE_CAP(KVM_CAP_MAX_IRQ_ROUTES) without the property"
 
-# max-irq-routes beyond what the kernel allows: a clean error at startup.
+# max-irq-routes beyond what the kernel allows, or without the in-kernel
+# irqchip: a clean error at startup.
 touch "$out/dev"
-for c in "8192 0" "70000 65536" "4096 0"; do
+for c in "8192 0 on" "70000 65536 on" "4096 0 on" "8192 65536 off"; do
 	set -- $c
 	FAKEKVM_DEV=$out/dev FAKEKVM_MAX=$2 LD_PRELOAD=$out/fakekvm.so timeout 60 "$patched" \
-		-L /usr/share/seabios -L /usr/share/qemu -M q35 -accel kvm,device="$out/dev",max-irq-routes=$1 \
+		-L /usr/share/seabios -L /usr/share/qemu -M q35 \
+		-accel kvm,device="$out/dev",max-irq-routes=$1,kernel-irqchip=$3 \
 		-nodefaults -nographic -vga none -S -monitor none -serial none \
 		</dev/null >"$out/limit-$1.out" 2>&1 &
 	pid=$!
 	sleep 5
 	if kill -0 $pid 2>/dev/null; then kill $pid; wait $pid; rc=running; else wait $pid; rc=$?; fi
-	if [ "$1" = 4096 ]; then
+	if [ "$3" = off ]; then
+		grep -q "max-irq-routes needs the in-kernel irqchip" "$out/limit-$1.out" && [ "$rc" = 1 ] &&
+			result OK "max-irq-routes=$1, kernel-irqchip=off: error at startup" ||
+			result FAIL "max-irq-routes=$1, kernel-irqchip=off: error at startup" "(rc $rc, $out/limit-$1.out)"
+	elif [ "$1" = 4096 ]; then
 		[ "$rc" = running ] && result OK "max-irq-routes=4096, no capability: starts" ||
 			result FAIL "max-irq-routes=4096, no capability: starts" "($rc)"
 	else
