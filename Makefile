@@ -117,9 +117,27 @@ qemu:
 export-qemu:
 	$(S)/export-qemu.sh
 
-# End-to-end, nested: L1 kernels under QEMU TCG run the built QEMU (stock,
-# patched) with an L2 enabling N MSI-X vectors: results/vmm-bench.md.
-# Needs "make qemu" and the kvm.config kernels first.
-.PHONY: vmm-bench
+# End-to-end, nested: L1 kernels under QEMU TCG (-icount, one CPU) run the
+# built QEMU (stock, patched) with an L2 enabling N MSI-X vectors:
+# results/vmm-bench.md.  Needs "make qemu" and the kvm.config kernels
+# (build/obj-{base,patched,rfc}) first.
+VMM_CELLS ?= rfc:stock:64 rfc:patched:64 rfc:stock:512 rfc:patched:512 \
+	rfc:stock:2048 rfc:patched:2048 rfc:patched:5120:8192 \
+	patched:stock:64 patched:patched:64 patched:stock:512 patched:patched:512 \
+	patched:stock:2048 \
+	base:stock:64 base:patched:64 base:stock:512 base:patched:512 base:stock:2048
+.PHONY: vmm-bench check-vmm
 vmm-bench:
-	$(S)/vmm-bench.sh
+	ICOUNT=$${ICOUNT-1} QEMU_SMP=$${QEMU_SMP-1} VMM_REPS=$${VMM_REPS-1} \
+		$(S)/vmm-bench.sh $(VMM_CELLS)
+
+# The QEMU series end to end, one short case (patched QEMU, RFC kernel,
+# 256 vectors); not in "make check" (a cold QEMU build is 23 min).
+check-vmm:
+	$(S)/check-vmm.sh
+
+# The QEMU series' mutants (vmm/qemu/mutants/) against fakekvm-test and
+# check-vmm: results/mutants-qemu.md.
+.PHONY: mutants-qemu
+mutants-qemu:
+	$(S)/mutants-qemu.sh

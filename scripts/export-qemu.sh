@@ -7,9 +7,10 @@
 #   scripts/export-qemu.sh [REPO [BRANCH [OUTDIR]]]
 #
 # The cover letter's subject and text come from vmm/qemu/cover-letter.txt
-# (first line: the subject), with @VMM_BENCH_TABLE@ replaced by
-# results/vmm-bench.md when that exists, else by a line saying that it was
-# not measured; To/Cc from QEMU's get_maintainer.pl.  The output is stable:
+# (first line: the subject), with @VMM_BENCH_TABLE@ replaced by the table
+# of results/vmm-bench.md (scripts/vmm-cover-table.py) when that exists,
+# else by a line saying that it was not measured; To/Cc from QEMU's
+# get_maintainer.pl.  The output is stable:
 # exporting an unchanged branch changes no byte.  The patches are made in a
 # temporary folder first and replace the old ones only once all are made;
 # the folder's other files (cover-letter.txt, PLAN-l2.md) are sources, kept.
@@ -50,8 +51,10 @@ mapfile -t patches < <(ls "$tmp"/[0-9][0-9][0-9][0-9]-*.patch | grep -v '/0000-c
 gm=(perl scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats)
 to=$(cd "$repo" && "${gm[@]}" --m --nor --nol "${patches[@]}" 2>/dev/null | paste -sd '\t')
 cc=$(cd "$repo" && "${gm[@]}" --nom --r --l "${patches[@]}" 2>/dev/null | paste -sd '\t')
-python3 "$TOP/scripts/fill-cover.py" "$tmp/0000-cover-letter.patch" "$text" "$date" "$bench" "$to" "$cc" \
-	@VMM_BENCH_TABLE@ "(not measured yet: results/vmm-bench.md does not exist)"
+table=$tmp/vmm-bench-table.txt
+[ -f "$bench" ] && python3 "$TOP/scripts/vmm-cover-table.py" "$bench" >"$table"
+python3 "$TOP/scripts/fill-cover.py" "$tmp/0000-cover-letter.patch" "$text" "$date" "$table" "$to" "$cc" \
+	@VMM_BENCH_TABLE@ "(not measured yet)"
 (cd "$tmp" && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v '^0000-cover-letter.patch$') >"$tmp/series"
 
 rm -f "$out"/[0-9][0-9][0-9][0-9]-*.patch

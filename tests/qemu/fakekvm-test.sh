@@ -32,6 +32,8 @@ run() {	# run NAME QEMU [ENV=VALUE...] [-- ACCEL_PROPS]
 	env "${envs[@]}" timeout 300 python3 "$top/tests/qemu/msix-routes.py" "$q" "$out/fakekvm.so" \
 		"$out/$name.log" "$Q" "$props" >"$out/$name.out" 2>&1
 }
+# after MARK PATTERN FILE: a line matching PATTERN follows one matching MARK.
+after() { awk -v m="$1" -v p="$2" '$0 ~ m { f = 1 } f && $0 ~ p { x = 1 } END { exit !x }' "$3"; }
 states() { grep '^state ' "$1" | cut -d' ' -f2 | uniq; }
 calls() { grep -c '^SET_GSI_ROUTING' "$1"; }
 
@@ -40,9 +42,10 @@ run stock-partial "$stock" FAKEKVM_PARTIAL=1 FAKEKVM_MAX=65536
 run patched-old "$patched"
 run patched "$patched" FAKEKVM_PARTIAL=1 FAKEKVM_MAX=65536
 run patched-ebusy "$patched" FAKEKVM_PARTIAL=1 FAKEKVM_EBUSY=3
+run patched-einval "$patched" FAKEKVM_PARTIAL=1 FAKEKVM_EBUSY=3 FAKEKVM_ERRNO=22
 run patched-raise "$patched" FAKEKVM_PARTIAL=1 FAKEKVM_MAX=65536 -- ,max-irq-routes=8192
 
-for r in stock stock-partial patched-old patched patched-ebusy patched-raise; do
+for r in stock stock-partial patched-old patched patched-ebusy patched-einval patched-raise; do
 	if grep -q '^msix-routes: done' "$out/$r.out"; then result OK "$r: QEMU ran the sequence"
 	else result FAIL "$r: QEMU ran the sequence" "($out/$r.out)"; fi
 done
@@ -51,7 +54,7 @@ cmp -s <(grep '^SET_GSI\|^state' "$out/stock.log") <(grep '^SET_GSI\|^state' "$o
 cmp -s <(grep '^SET_GSI\|^state\|^ENABLE' "$out/stock.log") <(grep '^SET_GSI\|^state\|^ENABLE' "$out/patched-old.log") &&
 	result OK "patched QEMU, kernel without the RFC: the same calls as stock" ||
 	result FAIL "patched QEMU, kernel without the RFC: the same calls as stock"
-for r in patched patched-ebusy patched-raise; do
+for r in patched patched-ebusy patched-einval patched-raise; do
 	cmp -s <(states "$out/stock.log") <(states "$out/$r.log") &&
 		result OK "$r: the same sequence of tables as stock ($(calls "$out/stock.log") calls -> $(calls "$out/$r.log"))" ||
 		result FAIL "$r: the same sequence of tables as stock" "(diff $out/stock.log $out/$r.log)"
@@ -69,6 +72,15 @@ grep -q '^SET_GSI_ROUTING flags 1 nr 0 ' "$out/patched.log" &&
 grep -A1 '^injected EBUSY' "$out/patched-ebusy.log" | grep -q '^SET_GSI_ROUTING flags 0' &&
 	result OK "patched-ebusy: a refused partial update falls back to the whole table" ||
 	result FAIL "patched-ebusy: a refused partial update falls back to the whole table"
+grep -A1 '^injected EBUSY' "$out/patched-ebusy.log" | grep -q '^SET_GSI_ROUTING flags 0' &&
+	after '^injected EBUSY' '^SET_GSI_ROUTING flags 1' "$out/patched-ebusy.log" &&
+	result OK "patched-ebusy: partial updates go on after the fallback" ||
+	result FAIL "patched-ebusy: partial updates go on after the fallback"
+grep -A1 '^injected errno 22' "$out/patched-einval.log" | grep -q '^SET_GSI_ROUTING flags 0' &&
+	! after '^injected errno 22' '^SET_GSI_ROUTING flags 1' "$out/patched-einval.log" &&
+	grep -q 'KVM refused a partial GSI routing update' "$out/patched-einval.out" &&
+	result OK "patched-einval: EINVAL falls back, warns once, and ends partial updates" ||
+	result FAIL "patched-einval: EINVAL falls back, warns once, and ends partial updates"
 grep -q '^ENABLE_CAP 252 8192$' "$out/patched-raise.log" &&
 	result OK "patched-raise: KVM_ENABLE_CAP(KVM_CAP_MAX_IRQ_ROUTES, 8192)" ||
 	result FAIL "patched-raise: KVM_ENABLE_CAP(KVM_CAP_MAX_IRQ_ROUTES, 8192)"
@@ -97,7 +109,9 @@ for c in "8192 0 on" "70000 65536 on" "4096 0 on" "8192 65536 off"; do
 		[ "$rc" = running ] && result OK "max-irq-routes=4096, no capability: starts" ||
 			result FAIL "max-irq-routes=4096, no capability: starts" "($rc)"
 	else
-		grep -q "max-irq-routes=$1 is above the kernel's limit" "$out/limit-$1.out" && [ "$rc" = 1 ] &&
+		if [ "$2" = 0 ]; then msg="max-irq-routes=$1 needs KVM_CAP_MAX_IRQ_ROUTES"
+		else msg="max-irq-routes=$1 is above the kernel's limit"; fi
+		grep -q "$msg" "$out/limit-$1.out" && [ "$rc" = 1 ] &&
 			result OK "max-irq-routes=$1, ceiling ${2/#0/none}: error at startup" ||
 			result FAIL "max-irq-routes=$1, ceiling $2: error at startup" "(rc $rc, $out/limit-$1.out)"
 	fi

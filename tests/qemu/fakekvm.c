@@ -14,6 +14,7 @@
  *   FAKEKVM_PARTIAL  1: report KVM_GSI_ROUTING_PARTIAL and accept it
  *   FAKEKVM_MAX      report KVM_CAP_MAX_IRQ_ROUTES with this ceiling
  *   FAKEKVM_EBUSY    fail the Nth partial update with EBUSY
+ *   FAKEKVM_ERRNO    ... with this errno instead (a number)
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
@@ -45,7 +46,7 @@ static ino_t dev_ino;
 static dev_t dev_dev;
 static char fdkind[MAXFD];	/* 'v': VM, 'c': vCPU */
 static FILE *logf;
-static int partial, ebusy_at, npartial, ncalls;
+static int partial, ebusy_at, inject_errno, npartial, ncalls;
 static unsigned int limit = 4096, ceiling;
 
 /* The routing table: the routes of each GSI (at most 2, irqchip pins). */
@@ -107,6 +108,7 @@ __attribute__((constructor)) static void init(void)
 	partial = getenv("FAKEKVM_PARTIAL") && atoi(getenv("FAKEKVM_PARTIAL"));
 	ceiling = getenv("FAKEKVM_MAX") ? atoi(getenv("FAKEKVM_MAX")) : 0;
 	ebusy_at = getenv("FAKEKVM_EBUSY") ? atoi(getenv("FAKEKVM_EBUSY")) : 0;
+	inject_errno = getenv("FAKEKVM_ERRNO") ? atoi(getenv("FAKEKVM_ERRNO")) : EBUSY;
 	atexit(dump);
 }
 
@@ -204,9 +206,11 @@ static int set_gsi_routing(struct kvm_irq_routing *r)
 	if (newtotal > limit)
 		return fail(ENOSPC);
 	if (++npartial == ebusy_at) {
-		if (logf)
+		if (logf && inject_errno == EBUSY)
 			fprintf(logf, "injected EBUSY\n");
-		return fail(EBUSY);
+		else if (logf)
+			fprintf(logf, "injected errno %d\n", inject_errno);
+		return fail(inject_errno);
 	}
 	for (i = 0; i < n; i++) {
 		unsigned int g = e[i].gsi;
