@@ -37,7 +37,8 @@
 # limit, seconds, default 3600), VMM_L2_MEM (default 256), QEMU_MEM (L1,
 # default 3G), VMM_IO=0 (skip the delivery check), ICOUNT=1 and QEMU_SMP
 # (as boot.sh), VMM_CONSOLE (consoles' name prefix, default console),
-# VMM_CELL_TIMEOUT (seconds of L1 time before L2's QEMU is killed, default
+# VMM_QEMU_PATCHED (the "patched" QEMU binary to copy in, with
+# VMM_REFRESH=1), VMM_CELL_TIMEOUT (seconds of L1 time before L2's QEMU is killed, default
 # 300), VMM_TRIES (attempts of a cell whose QEMU was killed, default 2;
 # each attempt is reported).
 set -euo pipefail
@@ -71,7 +72,9 @@ for k in $(printf '%s\n' "${cells[@]}" | cut -d: -f1 | sort -u); do
 done
 for q in $(printf '%s\n' "${cells[@]}" | cut -d: -f2 | sort -u); do
 	case $q in stock|patched) ;; *) die "QEMU $q: must be stock or patched" ;; esac
-	copy_in "$BUILD73/qemu/$q/obj/qemu-system-x86_64" "$V/qemu/qemu-$q"
+	src=$BUILD73/qemu/$q/obj/qemu-system-x86_64
+	[ "$q" = patched ] && src=${VMM_QEMU_PATCHED:-$src}
+	copy_in "$src" "$V/qemu/qemu-$q"
 done
 
 # --- L2 kernel ---------------------------------------------------------------
