@@ -11,7 +11,9 @@
 #   -Werror), selftests, selftests on the host /dev/kvm (reported
 #   separately), a boot of the patched debug kernel running tests/debug.list,
 #   a boot of the base debug kernel running our tests of it, and static
-#   checks (checkpatch, sparse, W=1, every prefix builds, a cross build).
+#   checks (checkpatch, sparse, W=1, every prefix builds, a cross build);
+#   the RFC's debug kernel, selftests and boot; the QEMU series built lean,
+#   its fakekvm test and one end-to-end cell (patched QEMU, RFC kernel).
 #   --full adds the normal kernels running tests/check.list (the long forms)
 #   and the long forms of the static checks.
 # BASE=6.12 runs the same against the 6.12 LTS base and backports/6.12/
@@ -237,6 +239,40 @@ rfc_checks() {
 	count_boot rfc: "$LOGS/console-rfc.log"
 }
 [ "$BASE" != 7.3 ] || [ $SMOKE = 1 ] || [ "${NO_RFC:-0}" = 1 ] || rfc_checks
+
+# The QEMU series (vmm/qemu/), the RFC's user: QEMU built lean with and
+# without it (scripts/qemu.sh with QEMU_LEAN=1: q35, virtio-blk, -O0), its
+# routing calls against an LD_PRELOAD model of the RFC's ioctl
+# (tests/qemu/fakekvm-test.sh), and one short end-to-end cell: the patched
+# QEMU in an L1 of the RFC debug kernel, its L2 enabling 256 MSI-X vectors
+# (scripts/check-vmm.sh).  Each TAP line counts, as "qemu:...".
+count_tap() {	# count_tap PREFIX LOGFILE EXIT_STATUS
+	local prefix=$1 file=$2 rc=$3 line res num bad=0
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) res=ok ;;
+		"not ok "*) res=FAIL bad=1 ;;
+		*) continue ;;
+		esac
+		num=${line#*ok }
+		record "$prefix${num%% *}" "$res" "${line#* - }"
+	done <"$file"
+	[ "$rc" = 0 ] || [ $bad = 1 ] || record "${prefix}exit" FAIL "(exit $rc, log: $file)"
+}
+vmm_checks() {
+	local q=$BUILD/qemu rc
+	step qemu:build env QEMU_LEAN=1 "$TOP/scripts/qemu.sh" || return 0
+	rc=0
+	"$TOP/tests/qemu/fakekvm-test.sh" "$q/stock/obj-lean/qemu-system-x86_64" \
+		"$q/patched/obj-lean/qemu-system-x86_64" >"$LOGS/qemu-fakekvm.log" 2>&1 || rc=$?
+	count_tap qemu:fakekvm- "$LOGS/qemu-fakekvm.log" $rc
+	rc=0
+	VMM_CHECK_BUILD=0 VMM_OBJ_rfc=$BUILD/obj-rfc-debug \
+		"$TOP/scripts/check-vmm.sh" >"$LOGS/qemu-check-vmm.log" 2>&1 || rc=$?
+	count_tap qemu:l2-256- "$LOGS/qemu-check-vmm.log" $rc
+}
+[ "$BASE" != 7.3 ] || [ $SMOKE = 1 ] || [ "${NO_RFC:-0}" = 1 ] || [ "${NO_QEMU:-0}" = 1 ] ||
+	[ ! -f "$BUILD/obj-rfc-debug/arch/x86/boot/bzImage" ] || vmm_checks
 
 # make check-full: the normal kernels too (what "make bench" measures), the
 # base from nothing and the patched one from its objects, running

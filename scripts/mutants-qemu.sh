@@ -3,10 +3,12 @@
 # make mutants-qemu: show that the QEMU series' tests can fail.  Each
 # vmm/qemu/mutants/*.patch (a bug planted in the series) is applied to a
 # worktree of build/qemu/src at branch "series" (build/qemu/mut/src), QEMU
-# is rebuilt there (ccache), and the mutant runs against
+# is rebuilt there (lean, as make check builds it: QEMU_LEAN=1), and the
+# mutant runs against
 # tests/qemu/fakekvm-test.sh and against make check-vmm's cell (the RFC
 # kernel, 256 vectors).  A mutant is caught when a test it names fails.
-# Writes results/mutants-qemu.md.  Needs "make qemu" and build/obj-rfc.
+# Writes results/mutants-qemu.md.  Builds the lean stock QEMU; needs
+# build/obj-rfc (make check-vmm builds it).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -22,6 +24,7 @@ if [ ! -f "$MUT/src/configure" ]; then
 	git -C "$QTOP/src" worktree add -q --detach "$MUT/src" series
 fi
 
+QEMU_LEAN=1 QEMU_TREES=stock "$TOP/scripts/qemu.sh" build >&2
 rows=()
 caught=0
 for m in "${muts[@]}"; do
@@ -29,12 +32,13 @@ for m in "${muts[@]}"; do
 	git -C "$MUT/src" checkout -q --detach series
 	git -C "$MUT/src" reset -q --hard
 	git -C "$MUT/src" apply "$m" || die "$name does not apply"
-	QEMU_TREES=mut "$TOP/scripts/qemu.sh" build >&2
-	bin=$MUT/obj/qemu-system-x86_64
+	QEMU_LEAN=1 QEMU_TREES=mut "$TOP/scripts/qemu.sh" build >&2
+	bin=$MUT/obj-lean/qemu-system-x86_64
 	f=ok v=ok
-	"$TOP/tests/qemu/fakekvm-test.sh" "$QTOP/stock/obj/qemu-system-x86_64" "$bin" \
+	"$TOP/tests/qemu/fakekvm-test.sh" "$QTOP/stock/obj-lean/qemu-system-x86_64" "$bin" \
 		>"$LOGS/mutants-qemu-$name-fakekvm.log" 2>&1 || f=FAILED
-	VMM_QEMU_PATCHED=$bin VMM_CONSOLE=mut-$name VMM_OUT=$BUILD/vmm/mut-$name.md \
+	VMM_TRIES=1 VMM_DIR=$BUILD/vmm-mutants VMM_QEMU_PATCHED=$bin VMM_CONSOLE=mut-$name \
+		VMM_OUT=$BUILD/vmm-mutants/mut-$name.md \
 		VMM_CHECK_BUILD=0 "$TOP/scripts/check-vmm.sh" \
 		>"$LOGS/mutants-qemu-$name-vmm.log" 2>&1 || v=FAILED
 	fails=$(grep -h '^not ok' "$LOGS/mutants-qemu-$name-fakekvm.log" \

@@ -28,7 +28,11 @@
 # QEMU binaries are copied into build/vmm/ first (other jobs rebuild their
 # objdirs); a copy already there is used as it is unless VMM_REFRESH=1.
 # Writes results/vmm-bench.md; consoles in build/vmm/console-KERNEL.log.
-# Only the kernels and QEMUs the cells name are needed.
+# Only the kernels and QEMUs the cells name are needed.  VMM_DIR (default
+# build/vmm) holds the copies, the initramfs and the consoles: make check
+# and make mutants-qemu use their own, so that they never replace what
+# make vmm-bench measures; VMM_OBJ_KERNEL (VMM_OBJ_rfc, ...) names another
+# objdir for that kernel (make check: the RFC debug kernel).
 #
 # Environment: VMM_REPORT_ONLY=1 (no boots: the report of the consoles there),
 # VMM_REPS (iterations: each kernel's cell list runs that many
@@ -40,11 +44,12 @@
 # VMM_QEMU_PATCHED (the "patched" QEMU binary to copy in, with
 # VMM_REFRESH=1), VMM_CELL_TIMEOUT (seconds of L1 time before L2's QEMU is killed, default
 # 300), VMM_TRIES (attempts of a cell whose QEMU was killed, default 2;
-# each attempt is reported).
+# each attempt is reported), VMM_NOTE (a paragraph for the report's
+# introduction).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-V=$BUILD73/vmm
+V=${VMM_DIR:-$BUILD73/vmm}
 OUT=${VMM_OUT:-$TOP/results/vmm-bench.md}
 L1_TMO=${VMM_TIMEOUT:-3600}
 L2_MEM=${VMM_L2_MEM:-256}
@@ -67,8 +72,10 @@ copy_in() {	# SRC DST
 }
 for k in $(printf '%s\n' "${cells[@]}" | cut -d: -f1 | sort -u); do
 	case $k in base|rfc|patched) ;; *) die "kernel $k: must be base, rfc or patched" ;; esac
-	copy_in "$BUILD73/obj-$k/arch/x86/boot/bzImage" "$V/kernels/bzImage-$k"
-	copy_in "$BUILD73/obj-$k/.config" "$V/kernels/config-$k"
+	ovar=VMM_OBJ_$k
+	obj=${!ovar:-$BUILD73/obj-$k}
+	copy_in "$obj/arch/x86/boot/bzImage" "$V/kernels/bzImage-$k"
+	copy_in "$obj/.config" "$V/kernels/config-$k"
 done
 for q in $(printf '%s\n' "${cells[@]}" | cut -d: -f2 | sort -u); do
 	case $q in stock|patched) ;; *) die "QEMU $q: must be stock or patched" ;; esac
@@ -78,9 +85,9 @@ for q in $(printf '%s\n' "${cells[@]}" | cut -d: -f2 | sort -u); do
 done
 
 # --- L2 kernel ---------------------------------------------------------------
-l2bz=$V/obj-l2/arch/x86/boot/bzImage
+l2bz=$BUILD73/vmm/obj-l2/arch/x86/boot/bzImage
 if [ ! -f "$l2bz" ] || [ "${VMM_REBUILD_L2:-0}" = 1 ]; then
-	"$TOP/scripts/build-kernel.sh" "$SRC_BASE" "$V/obj-l2" "$TOP/configs/l2.config" >/dev/null
+	"$TOP/scripts/build-kernel.sh" "$SRC_BASE" "$BUILD73/vmm/obj-l2" "$TOP/configs/l2.config" >/dev/null
 fi
 
 # --- userspace ---------------------------------------------------------------
@@ -385,6 +392,8 @@ with open(out, "w") as o:
                 os.environ.get("QEMU_SMP", "2"), os.environ.get("QEMU_MEM", "3G"),
                 "-icount shift=0,sleep=off" if os.environ.get("ICOUNT") == "1" else "no -icount",
                 os.environ.get("L2_MEM", "256"), os.environ.get("VMM_L2_CPU") or "QEMU's default, qemu64"))
+    if os.environ.get("VMM_NOTE"):
+        o.write(os.environ["VMM_NOTE"] + "\n\n")
     o.write("\n".join(notes) + "\n\n")
     o.write("Columns: calls = KVM_SET_GSI_ROUTING calls made by QEMU (whole tables/partial), us in calls = the "
             "CLOCK_MONOTONIC time inside them, entries = the routes they sent, all from tests/vmm/routeshim.so; "

@@ -44,8 +44,11 @@ run patched "$patched" FAKEKVM_PARTIAL=1 FAKEKVM_MAX=65536
 run patched-ebusy "$patched" FAKEKVM_PARTIAL=1 FAKEKVM_EBUSY=3
 run patched-einval "$patched" FAKEKVM_PARTIAL=1 FAKEKVM_EBUSY=3 FAKEKVM_ERRNO=22
 run patched-raise "$patched" FAKEKVM_PARTIAL=1 FAKEKVM_MAX=65536 -- ,max-irq-routes=8192
+run stock-split "$stock" FAKEKVM_PARTIAL=1 -- ,kernel-irqchip=split
+run patched-split "$patched" FAKEKVM_PARTIAL=1 -- ,kernel-irqchip=split
 
-for r in stock stock-partial patched-old patched patched-ebusy patched-einval patched-raise; do
+for r in stock stock-partial patched-old patched patched-ebusy patched-einval patched-raise \
+	stock-split patched-split; do
 	if grep -q '^msix-routes: done' "$out/$r.out"; then result OK "$r: QEMU ran the sequence"
 	else result FAIL "$r: QEMU ran the sequence" "($out/$r.out)"; fi
 done
@@ -61,6 +64,10 @@ for r in patched patched-ebusy patched-einval patched-raise; do
 	cmp -s <(sed -n '/^final/,$p' "$out/stock.log" | sed 1d) <(sed -n '/^final/,$p' "$out/$r.log" | sed 1d) &&
 		result OK "$r: the same final table as stock" || result FAIL "$r: the same final table as stock"
 done
+cmp -s <(grep '^SET_GSI\|^state' "$out/stock-split.log") <(grep '^SET_GSI\|^state' "$out/patched-split.log") &&
+	grep -q '^SET_GSI_ROUTING flags 0' "$out/patched-split.log" &&
+	result OK "kernel-irqchip=split: patched QEMU makes stock QEMU's calls" ||
+	result FAIL "kernel-irqchip=split: patched QEMU makes stock QEMU's calls"
 p=$(grep -c '^SET_GSI_ROUTING flags 1' "$out/patched.log")
 [ "$p" -gt 0 ] && result OK "patched: $p partial updates, $(grep -c '^SET_GSI_ROUTING flags 0' "$out/patched.log") whole tables" ||
 	result FAIL "patched: no partial update"

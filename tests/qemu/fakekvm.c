@@ -132,6 +132,7 @@ static int check_extension(long cap, int vm)
 	case KVM_CAP_DEBUGREGS: case KVM_CAP_XSAVE: case KVM_CAP_XCRS:
 	case KVM_CAP_SYNC_MMU: case KVM_CAP_USER_NMI: case KVM_CAP_SET_BOOT_CPU_ID:
 	case KVM_CAP_IMMEDIATE_EXIT: case KVM_CAP_CHECK_EXTENSION_VM:
+	case KVM_CAP_SPLIT_IRQCHIP:
 	case KVM_CAP_X86_ROBUST_SINGLESTEP: case KVM_CAP_GET_TSC_KHZ:
 		return 1;
 	case KVM_CAP_NR_VCPUS: case KVM_CAP_MAX_VCPUS:
@@ -297,6 +298,8 @@ static int fake(int fd, unsigned long req, void *arg, char kind)
 			limit = c->args[0];
 			return 0;
 		}
+		if (c->cap == KVM_CAP_SPLIT_IRQCHIP)
+			return 0;
 		return fail(EINVAL);
 	}
 	case KVM_SET_GSI_ROUTING:

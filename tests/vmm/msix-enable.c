@@ -45,6 +45,7 @@
 
 #define QSIZE 16
 #define MAXDEV 16
+#define MAXFAILS 8
 
 #define die(...) do { fprintf(stderr, "msix-enable: " __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
 
@@ -390,13 +391,17 @@ int main(int argc, char **argv)
 	t0 = now_us();
 	for (k = 0; k < ndev; k++)
 		for (q = 0; q < devs[k].nq; q++) {
-			int rc = roundtrip(&devs[k], q);
+			/*
+			 * Each vector that does not deliver costs 5 s: after
+			 * MAXFAILS of them, the rest count as failed untried.
+			 */
+			int rc = fails < MAXFAILS ? roundtrip(&devs[k], q) : -3;
 
 			n++;
 			if (rc) {
 				fails++;
 				printf("not ok %d %s queue %u vector %u%s\n", n, devs[k].bdf, q, q + 1,
-				       rc == -2 ? " (bad status)" : "");
+				       rc == -2 ? " (bad status)" : rc == -3 ? " (not tried)" : "");
 			}
 		}
 	t_io = now_us() - t0;
