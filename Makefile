@@ -147,7 +147,7 @@ vmm-bench:
 		$(S)/vmm-bench.sh $(VMM_CELLS_SMP2)
 	ICOUNT=0 QEMU_SMP=1 VMM_REPS=$${VMM_REPS-1} VMM_DIR=$(CURDIR)/build/vmm-tcg \
 		VMM_OUT=$(CURDIR)/results/vmm-bench-tcg.md VMM_CONSOLE=tcg \
-		VMM_NOTE="Without -icount: wall clock of a nested guest on a shared 2-core machine.  TCG does not spend the same time on every instruction (a context switch or a TLB flush costs it far more than the instructions that -icount counts), so the ratios differ from those of results/vmm-bench.md; neither is hardware time." \
+		VMM_NOTE="Without -icount: wall clock of a nested guest on a shared 2-core machine.  TCG does not spend the same time on every instruction, which -icount counts, so the ratios differ from those of results/vmm-bench.md; neither is hardware time." \
 		$(S)/vmm-bench.sh $(VMM_CELLS_TCG)
 
 # The QEMU series end to end, one short case (the lean patched QEMU, the

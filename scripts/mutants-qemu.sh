@@ -42,7 +42,8 @@ for m in "${muts[@]}"; do
 		VMM_CHECK_BUILD=0 "$TOP/scripts/check-vmm.sh" \
 		>"$LOGS/mutants-qemu-$name-vmm.log" 2>&1 || v=FAILED
 	fails=$(grep -h '^not ok' "$LOGS/mutants-qemu-$name-fakekvm.log" \
-		"$LOGS/mutants-qemu-$name-vmm.log" | sed 's/^not ok [0-9]* - //' | paste -sd ';' || true)
+		"$LOGS/mutants-qemu-$name-vmm.log" | sed "s/^not ok [0-9]* - //; s|$TOP/||g; s/ *\$//" |
+		paste -sd ';' | sed 's/;/; /g' || true)
 	if [ $f = FAILED ] || [ $v = FAILED ]; then verdict=caught; caught=$((caught + 1)); else verdict=MISSED; fi
 	log "$name: $verdict (fakekvm-test $f, check-vmm $v)"
 	rows+=("| $name | $(sed -n 's/^Mutant: //p' "$m") | $f | $v | $verdict | ${fails:-} |")
