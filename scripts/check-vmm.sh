@@ -50,7 +50,7 @@ t() {	# t DESCRIPTION COMMAND...
 	fi
 }
 shim=$(grep -m1 '# vmm: cell 1: routeshim: exit' "$con" 2>/dev/null || true)
-field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$shim"; }
+field() { local v; v=$(sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$shim"); echo "${v:--1}"; }
 t "QEMU exited 0" grep -q '# l2 .*: qemu exit status 0' "$con"
 t "msix-enable exited 0" grep -q 'l2-init: msix-enable exit status 0' "$con"
 t "$N of $N vectors delivered" grep -q "delivered=$N/$N" "$con"
