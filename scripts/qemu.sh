@@ -233,7 +233,7 @@ QEMU_CONFIGURE=(--target-list=x86_64-softmmu --without-default-features
 	--disable-download --disable-debug-info --disable-plugins)
 QOBJ=obj
 if [ "${QEMU_LEAN:-0}" = 1 ]; then
-	QOBJ=obj-lean
+	QOBJ="obj-lean"
 	QEMU_CONFIGURE+=(--without-default-devices --with-devices-x86_64=irqroute-check
 		-Doptimization=0)
 fi
