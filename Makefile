@@ -125,16 +125,14 @@ export-qemu:
 # 2048 and 5120 vectors, in which L1 with one CPU stopped under -icount
 # (stock QEMU: on 7.3.4 at 2048 twice, on v4 at 5120 once, on the RFC
 # kernel at 5120 once of two); and
-# results/vmm-bench-tcg.md, without -icount (wall clock), 2048 and 5120
-# vectors on every kernel.
+# results/vmm-bench-tcg.md, without -icount (wall clock), the same cells
+# (VMM_CELLS_LONG).
 VMM_CELLS ?= rfc:stock:64 rfc:patched:64 rfc:stock:512 rfc:patched:512 \
 	rfc:stock:2048 rfc:patched:2048 rfc:patched:5120:8192 \
 	patched:stock:64 patched:patched:64 patched:stock:512 patched:patched:512 \
 	patched:stock:2048 \
 	base:stock:64 base:patched:64 base:stock:512 base:patched:512
-VMM_CELLS_SMP2 ?= base:stock:2048 patched:stock:2048 rfc:patched:2048 \
-	base:stock:5120 patched:stock:5120 rfc:stock:5120 rfc:patched:5120:8192
-VMM_CELLS_TCG ?= base:stock:2048 patched:stock:2048 rfc:patched:2048 \
+VMM_CELLS_LONG ?= base:stock:2048 patched:stock:2048 rfc:patched:2048 \
 	base:stock:5120 patched:stock:5120 rfc:stock:5120 rfc:patched:5120:8192
 .PHONY: vmm-bench check-vmm
 vmm-bench:
@@ -144,11 +142,11 @@ vmm-bench:
 	ICOUNT=1 QEMU_SMP=2 VMM_REPS=$${VMM_REPS-1} VMM_DIR=$(CURDIR)/build/vmm-smp2 \
 		VMM_OUT=$(CURDIR)/results/vmm-bench-smp2.md VMM_CONSOLE=smp2 \
 		VMM_NOTE="The 2048- and 5120-vector cells with two L1 CPUs under -icount; the matrix, with one, is results/vmm-bench.md." \
-		$(S)/vmm-bench.sh $(VMM_CELLS_SMP2)
+		$(S)/vmm-bench.sh $(VMM_CELLS_LONG)
 	ICOUNT=0 QEMU_SMP=1 VMM_REPS=$${VMM_REPS-1} VMM_DIR=$(CURDIR)/build/vmm-tcg \
 		VMM_OUT=$(CURDIR)/results/vmm-bench-tcg.md VMM_CONSOLE=tcg \
 		VMM_NOTE="Without -icount: wall clock of a nested guest on a shared 2-core machine.  TCG does not spend the same time on every instruction, which -icount counts, so the ratios differ from those of results/vmm-bench.md; neither is hardware time." \
-		$(S)/vmm-bench.sh $(VMM_CELLS_TCG)
+		$(S)/vmm-bench.sh $(VMM_CELLS_LONG)
 
 # The QEMU series end to end, one short case (the lean patched QEMU, the
 # RFC kernel, 256 vectors); make check runs it on the RFC debug kernel.

@@ -224,8 +224,9 @@ ab_boots debug "$dlist" "$OBJ_PATCHED" "$OBJ_BASE" "$(ours "$dlist" irq_routing)
 # The RFC series (rfc/large-tables/) on top of patches/: applied, its
 # checkpatch, its debug kernel built from the patched one's objects, its
 # selftests, and a boot of them (tests/rfc.list).  Counted as "rfc:...".
+RFC_OBJ=$BUILD/obj-rfc-debug
 rfc_checks() {
-	local st=$BUILD/st-rfc obj=$BUILD/obj-rfc-debug
+	local st=$BUILD/st-rfc obj=$RFC_OBJ
 	step rfc:apply "$TOP/scripts/rfc-apply.sh" || return 0
 	step rfc:checkpatch "$TOP/scripts/check-checkpatch.sh" "$TOP/rfc/large-tables"
 	SEED_FROM=$OBJ_PATCHED \
@@ -267,12 +268,12 @@ vmm_checks() {
 		"$q/patched/obj-lean/qemu-system-x86_64" >"$LOGS/qemu-fakekvm.log" 2>&1 || rc=$?
 	count_tap qemu:fakekvm- "$LOGS/qemu-fakekvm.log" $rc
 	rc=0
-	VMM_CHECK_BUILD=0 VMM_OBJ_rfc=$BUILD/obj-rfc-debug \
+	VMM_CHECK_BUILD=0 VMM_OBJ_rfc=$RFC_OBJ \
 		"$TOP/scripts/check-vmm.sh" >"$LOGS/qemu-check-vmm.log" 2>&1 || rc=$?
 	count_tap qemu:l2-256- "$LOGS/qemu-check-vmm.log" $rc
 }
 [ "$BASE" != 7.3 ] || [ $SMOKE = 1 ] || [ "${NO_RFC:-0}" = 1 ] || [ "${NO_QEMU:-0}" = 1 ] ||
-	[ ! -f "$BUILD/obj-rfc-debug/arch/x86/boot/bzImage" ] || vmm_checks
+	[ ! -f "$RFC_OBJ/arch/x86/boot/bzImage" ] || vmm_checks
 
 # make check-full: the normal kernels too (what "make bench" measures), the
 # base from nothing and the patched one from its objects, running

@@ -25,6 +25,7 @@ if [ ! -f "$MUT/src/configure" ]; then
 fi
 
 QEMU_LEAN=1 QEMU_TREES=stock "$TOP/scripts/qemu.sh" build >&2
+vdir=$BUILD/vmm-mutants
 rows=()
 caught=0
 for m in "${muts[@]}"; do
@@ -37,8 +38,7 @@ for m in "${muts[@]}"; do
 	f=ok v=ok
 	"$TOP/tests/qemu/fakekvm-test.sh" "$QTOP/stock/obj-lean/qemu-system-x86_64" "$bin" \
 		>"$LOGS/mutants-qemu-$name-fakekvm.log" 2>&1 || f=FAILED
-	VMM_DIR=$BUILD/vmm-mutants VMM_QEMU_PATCHED=$bin VMM_CONSOLE=mut-$name \
-		VMM_OUT=$BUILD/vmm-mutants/mut-$name.md \
+	VMM_DIR=$vdir VMM_QEMU_PATCHED=$bin VMM_CONSOLE=mut-$name VMM_OUT=$vdir/mut-$name.md \
 		VMM_CHECK_BUILD=0 "$TOP/scripts/check-vmm.sh" \
 		>"$LOGS/mutants-qemu-$name-vmm.log" 2>&1 || v=FAILED
 	fails=$(grep -h '^not ok' "$LOGS/mutants-qemu-$name-fakekvm.log" \
@@ -46,7 +46,7 @@ for m in "${muts[@]}"; do
 		paste -sd ';' | sed 's/;/; /g' || true)
 	# A nested stall (L2 killed after VMM_CELL_TIMEOUT) is not the mutant's
 	# doing: say so next to check-vmm's result.
-	stalls=$(grep -ac 'killed after' "$BUILD/vmm-mutants/mut-$name-rfc.log" 2>/dev/null || true)
+	stalls=$(grep -ac 'killed after' "$vdir/mut-$name-rfc.log" 2>/dev/null || true)
 	[ "${stalls:-0}" = 0 ] || fails="${fails:+$fails; }(check-vmm: L2 killed in $stalls attempt(s))"
 	if [ $f = FAILED ] || [ $v = FAILED ]; then verdict=caught; caught=$((caught + 1)); else verdict=MISSED; fi
 	log "$name: $verdict (fakekvm-test $f, check-vmm $v)"

@@ -253,7 +253,7 @@ build_tree() {
 	# configure looks the devices up by name under the source tree (copied
 	# only when it changed: meson regenerates when its mtime does).
 	local mak=$src/configs/devices/x86_64-softmmu/irqroute-check.mak
-	[ "${QEMU_LEAN:-0}" = 0 ] || cmp -s "$TOP/configs/qemu-check-devices.mak" "$mak" ||
+	[ "$QOBJ" = obj ] || cmp -s "$TOP/configs/qemu-check-devices.mak" "$mak" ||
 		cp "$TOP/configs/qemu-check-devices.mak" "$mak"
 	t0=$(date +%s)
 	if [ ! -f "$obj/build.ninja" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then

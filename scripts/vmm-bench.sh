@@ -85,9 +85,11 @@ for q in $(printf '%s\n' "${cells[@]}" | cut -d: -f2 | sort -u); do
 done
 
 # --- L2 kernel ---------------------------------------------------------------
-l2bz=$BUILD73/vmm/obj-l2/arch/x86/boot/bzImage
+# One L2 kernel for every VMM_DIR.
+l2obj=$BUILD73/vmm/obj-l2
+l2bz=$l2obj/arch/x86/boot/bzImage
 if [ ! -f "$l2bz" ] || [ "${VMM_REBUILD_L2:-0}" = 1 ]; then
-	"$TOP/scripts/build-kernel.sh" "$SRC_BASE" "$BUILD73/vmm/obj-l2" "$TOP/configs/l2.config" >/dev/null
+	"$TOP/scripts/build-kernel.sh" "$SRC_BASE" "$l2obj" "$TOP/configs/l2.config" >/dev/null
 fi
 
 # --- userspace ---------------------------------------------------------------
